@@ -1,0 +1,346 @@
+"""The one interface that every game engine implements.
+
+A game is a state machine over *joint actions*. At every moment the state says
+which seats must act now (:meth:`Game.to_act`): one seat is an ordinary turn,
+several seats are a simultaneous decision (RULES.md C3); the two look the same
+to the caller. Each acting seat has :meth:`~Game.legal_actions` and a
+:meth:`~Game.default_action` (what the referee plays for it on a timeout, RULES.md
+C6). :meth:`Game.apply` takes one action per acting seat and returns the events
+that happened; every event says which seats may see it. :meth:`Game.view` is the
+censored observation of one seat, :meth:`Game.full_view` the omniscient one for
+replays. When :attr:`Game.over` is true, :attr:`Game.result` holds the ranks
+(1 = best, ties shared, RULES.md C5), the scores and the reason.
+
+Actions, views and events are plain JSON-able data: they go over the wire to
+bots written in any language. The engines import nothing else of Arena's.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .errors import (
+    ConfigError,
+    GameOverError,
+    IllegalActionError,
+    MalformedActionError,
+)
+from .rng import GameRandom
+
+Action = Any
+"""An action is a JSON value: a string such as ``"GO"`` or a small object."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, with the seats allowed to see it.
+
+    ``to is None`` means public. A tuple lists the seats that may see the event;
+    the empty tuple means nobody sees it during play (for example the hidden
+    value of a reward token): it exists only in the omniscient replay log.
+    """
+
+    type: str
+    data: Mapping[str, Any]
+    to: tuple[int, ...] | None = None
+
+    def visible_to(self, seat: int) -> bool:
+        """Whether ``seat`` may see this event during play."""
+        return self.to is None or seat in self.to
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as one flat JSON object: ``type``, then ``to`` if private, then the data."""
+        out: dict[str, Any] = {"type": self.type}
+        if self.to is not None:
+            out["to"] = list(self.to)
+        out.update(self.data)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A game option: a component list or house-rule constant with its RULES.md default."""
+
+    default: Any
+    help: str
+    types: tuple[type, ...] = field(default=())
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` has an acceptable JSON type (bool is never an int here)."""
+        types = self.types or (type(self.default),)
+        if isinstance(value, bool) and bool not in types:
+            return False
+        return isinstance(value, types)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The end of a game: why it ended, and per seat a rank, a score and details."""
+
+    reason: str
+    ranks: tuple[int, ...]
+    scores: tuple[int | float, ...]
+    details: tuple[Mapping[str, Any], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as a JSON object."""
+        return {
+            "reason": self.reason,
+            "ranks": list(self.ranks),
+            "scores": list(self.scores),
+            "details": [dict(d) for d in self.details],
+        }
+
+
+def shared_ranks(keys: Sequence[Any]) -> list[int]:
+    """Ranks from comparable keys, higher is better: ``1 + #strictly better`` (RULES.md C5)."""
+    return [1 + sum(1 for other in keys if other > key) for key in keys]
+
+
+def clone_json(value: Any) -> Any:
+    """A deep copy of JSON data (dicts, lists, scalars), several times faster than deepcopy.
+
+    Views hand out copies so that no caller can reach into the engine's state.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: clone_json(v) for k, v in value.items()}
+    if kind is list:
+        return [clone_json(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Compact, key-ordered JSON: the form in which logs are compared byte for byte."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+class Game(ABC):
+    """Base class of every game engine. Subclasses fill in the rules.
+
+    Create a game with ``Cls(players, seed, options, rig=...)``. ``options`` override
+    the defaults in :attr:`option_specs`; ``rig`` fixes named shuffles and draws for
+    tests (see :mod:`referee.games.rng`). The game owns its :class:`GameRandom`.
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    option_specs: ClassVar[Mapping[str, Option]]
+    action_help: ClassVar[str]
+    """A one-line description of the action format, quoted in malformed-action errors."""
+
+    def __init__(
+        self,
+        players: int,
+        seed: int,
+        options: Mapping[str, Any] | None = None,
+        *,
+        rig: Mapping[str, Sequence[Any]] | None = None,
+    ) -> None:
+        self.options: dict[str, Any] = self.resolve_options(players, options)
+        self.players = players
+        self.seed = seed
+        self.rng = GameRandom(seed, rig)
+        self.log: list[Event] = []
+        self.decisions = 0
+        self.steps = 0
+        self.max_decisions = self.decision_bound(players, self.options)
+        self._result: Result | None = None
+        self._setup()
+
+    # ----------------------------------------------------------- configuration
+    @classmethod
+    def default_options(cls) -> dict[str, Any]:
+        """A fresh copy of every option's default."""
+        return {k: copy.deepcopy(o.default) for k, o in cls.option_specs.items()}
+
+    @classmethod
+    def resolve_options(cls, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Check the player count and merge ``options`` over the defaults, or raise ConfigError."""
+        if isinstance(players, bool) or not isinstance(players, int):
+            raise ConfigError(f"{cls.id}: the number of players must be an integer, got {players!r}")
+        if not cls.min_players <= players <= cls.max_players:
+            raise ConfigError(
+                f"{cls.id}: cannot play with {players!r} players; "
+                f"this game takes {cls.min_players} to {cls.max_players} players"
+            )
+        merged = cls.default_options()
+        for key, value in (options or {}).items():
+            spec = cls.option_specs.get(key)
+            if spec is None:
+                raise ConfigError(
+                    f"{cls.id}: unknown option {key!r}; known options: {', '.join(cls.option_specs)}"
+                )
+            if not spec.accepts(value):
+                raise ConfigError(
+                    f"{cls.id}: option {key!r} must be like {spec.default!r}, got {value!r}"
+                )
+            merged[key] = copy.deepcopy(value)
+        cls.check_options(players, merged)
+        return merged
+
+    @classmethod
+    def check_options(cls, players: int, options: dict[str, Any]) -> None:
+        """Game-specific checks of a merged option set; raise ConfigError on a bad one."""
+
+    @classmethod
+    @abstractmethod
+    def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        """The hard maximum of seat decisions in one game (RULES.md gives it per game)."""
+
+    # ------------------------------------------------------------- the rules
+    @abstractmethod
+    def _setup(self) -> None:
+        """Deal and set up; may emit events and must leave a decision pending or end the game."""
+
+    @abstractmethod
+    def to_act(self) -> tuple[int, ...]:
+        """The seats that must act now, in seat order; empty exactly when the game is over."""
+
+    @abstractmethod
+    def legal_actions(self, seat: int) -> list[Action]:
+        """The legal actions of ``seat`` now (empty if it need not act)."""
+
+    @abstractmethod
+    def default_action(self, seat: int) -> Action:
+        """What the referee plays for an acting ``seat`` that times out (RULES.md C6)."""
+
+    @abstractmethod
+    def is_well_formed(self, action: Action) -> bool:
+        """Whether ``action`` has the shape of an action of this game (legal or not)."""
+
+    @abstractmethod
+    def _apply(self, actions: dict[int, Action]) -> None:
+        """Carry out validated joint actions, emitting events, until the next decision or the end."""
+
+    @abstractmethod
+    def view(self, seat: int) -> dict[str, Any]:
+        """The censored observation of ``seat``: only what that seat may know."""
+
+    @abstractmethod
+    def full_view(self) -> dict[str, Any]:
+        """The omniscient observation, for replays and debugging."""
+
+    @abstractmethod
+    def _standings(self) -> tuple[list[Any], list[int | float], list[dict[str, Any]]]:
+        """Per seat: a ranking key (higher is better), a score and details, for :meth:`_finish`."""
+
+    @abstractmethod
+    def components(self) -> dict[str, list[Any]]:
+        """Every physical component, by kind, wherever it is now (hand, pile, table, box...).
+
+        The conformance suite checks at every decision point that each kind's multiset
+        never changes: cards and tokens are moved, never created or destroyed.
+        """
+
+    @abstractmethod
+    def resample_hidden(self, seat: int, seed: int) -> Game:
+        """A copy that ``seat`` cannot tell apart from this state, with every hidden fact redrawn.
+
+        Everything ``seat`` knows (its own cards, the public table and history) stays
+        as it is; what it cannot know (other seats' cards, deck orders, hidden token
+        values, future randomness) is drawn afresh from ``seed``, consistent with the
+        public history. The conformance suite checks ``view(seat)`` is unchanged.
+        """
+
+    # --------------------------------------------------------- the machinery
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return self._result is not None
+
+    @property
+    def result(self) -> Result:
+        """The result of an ended game."""
+        if self._result is None:
+            raise GameOverError(f"{self.id}: the game is not over yet; no result")
+        return self._result
+
+    def apply(self, actions: Mapping[int, Action]) -> list[Event]:
+        """Apply one action for every seat in :meth:`to_act` and return the new events.
+
+        Raises MalformedActionError for input that is not an action of this game,
+        IllegalActionError for a legal-looking action the rules forbid now or for
+        a wrong set of seats, and GameOverError after the end. Nothing changes
+        when an error is raised.
+        """
+        if self._result is not None:
+            raise GameOverError(
+                f"{self.id}: the game is over ({self._result.reason}); cannot apply {actions!r}"
+            )
+        if not isinstance(actions, Mapping):
+            raise MalformedActionError(
+                f"{self.id}: joint actions must map seat to action, got {actions!r}"
+            )
+        acting = self.to_act()
+        if sorted(actions) != list(acting):
+            raise IllegalActionError(
+                f"{self.id}: seats {sorted(actions)!r} acted, but seats {list(acting)!r} must act now"
+            )
+        for seat in acting:
+            action = actions[seat]
+            if not self.is_well_formed(action):
+                raise MalformedActionError(
+                    f"{self.id}: seat {seat}: {action!r} is not an action of this game "
+                    f"({self.action_help})"
+                )
+            legal = self.legal_actions(seat)
+            if action not in legal:
+                raise IllegalActionError(
+                    f"{self.id}: seat {seat}: {action!r} is not legal now; legal: {legal!r}"
+                )
+        start = len(self.log)
+        self.decisions += len(acting)
+        self.steps += 1
+        self._apply(dict(actions))
+        if self._result is None and self.decisions >= self.max_decisions:
+            # A safety net: every game's own caps end it long before this bound.
+            self._finish("decision_limit")
+        return self.log[start:]
+
+    def _emit(self, type_: str, to: tuple[int, ...] | None = None, **data: Any) -> None:
+        """Append an event to the log (``to=None``: public)."""
+        self.log.append(Event(type_, data, to))
+
+    def _finish(self, reason: str) -> None:
+        """End the game: rank the seats from :meth:`_standings` and emit ``game_over``."""
+        keys, scores, details = self._standings()
+        ranks = shared_ranks(keys)
+        self._result = Result(reason, tuple(ranks), tuple(scores), tuple(details))
+        self._emit("game_over", reason=reason, ranks=ranks, scores=list(scores),
+                   details=[dict(d) for d in details])
+
+    def check_seat(self, seat: int) -> None:
+        """Raise ConfigError unless ``seat`` is a seat of this game."""
+        if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
+            raise ConfigError(f"{self.id}: no seat {seat!r} in a {self.players}-player game")
+
+    def events_for(self, seat: int) -> list[Event]:
+        """The events ``seat`` has been allowed to see so far."""
+        return [e for e in self.log if e.visible_to(seat)]
+
+    def log_json(self) -> list[dict[str, Any]]:
+        """The full (omniscient) event log as JSON objects."""
+        return [e.to_json() for e in self.log]
+
+    def describe(self) -> dict[str, Any]:
+        """The configuration of this game: id, players, seed and options."""
+        return {"game": self.id, "players": self.players, "seed": self.seed, "options": self.options}
+
+    @classmethod
+    def info(cls) -> dict[str, Any]:
+        """Registry information: id, name, player counts and default options with help."""
+        return {
+            "id": cls.id,
+            "name": cls.name,
+            "min_players": cls.min_players,
+            "max_players": cls.max_players,
+            "options": {k: {"default": o.default, "help": o.help} for k, o in cls.option_specs.items()},
+        }
