@@ -1,0 +1,58 @@
+"""Pure rule engines behind one interface (see :mod:`referee.games.base`).
+
+This package imports nothing else of Arena's. The registry maps a game id to
+its engine class::
+
+    >>> from referee.games import new_game
+    >>> game = new_game("stop-me", players=3, seed=7)
+    >>> game.to_act()
+    (0, 1, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import Action, Event, Game, Option, Result, canonical_json, shared_ranks
+from .errors import (
+    ActionError,
+    ConfigError,
+    GameError,
+    GameOverError,
+    IllegalActionError,
+    MalformedActionError,
+)
+from .stop_me import StopMe
+
+GAMES: dict[str, type[Game]] = {cls.id: cls for cls in (StopMe,)}
+"""Every registered game, by id."""
+
+
+def get_game(game_id: str) -> type[Game]:
+    """The engine class of ``game_id``, or ConfigError naming the known games."""
+    try:
+        return GAMES[game_id]
+    except (KeyError, TypeError):
+        raise ConfigError(
+            f"unknown game {game_id!r}; known games: {', '.join(GAMES)}"
+        ) from None
+
+
+def new_game(
+    game_id: str,
+    players: int,
+    seed: int,
+    options: Mapping[str, Any] | None = None,
+    *,
+    rig: Mapping[str, Sequence[Any]] | None = None,
+) -> Game:
+    """Create a game by id from (number of players, seed, options)."""
+    return get_game(game_id)(players, seed, options, rig=rig)
+
+
+__all__ = [
+    "GAMES", "Action", "ActionError", "ConfigError", "Event", "Game", "GameError",
+    "GameOverError", "IllegalActionError", "MalformedActionError", "Option", "Result",
+    "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
+]
