@@ -1,0 +1,54 @@
+"""A heuristic for "Stop me or let me go" that plays from the view alone.
+
+The round is won by the strongest captured gangster, and each agent has one
+STOP per round (RULES.md R5), so the STOP should go on a strong gangster where
+nobody else is likely to put theirs. The heuristic:
+
+* plays STOP on a gangster of value 8 or more at once;
+* plays STOP on the 1 when the 10 is already on the table (the 1 beats the 10
+  when another agent captures it, R6);
+* otherwise keeps STOP for the last placement before an arrest (two cards in
+  hand) and plays it there on the strongest gangster it can still reach, or
+  holds it when a stronger gangster already has its STOP below;
+* after a failed arrest in confusion (two STOPs), it avoids the gangster values
+  others have just fought over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from referee.games.rng import SplitMix64
+
+GO = "GO"
+STOP = "STOP"
+
+
+class Heuristic:
+    """The stop-me heuristic; deterministic given its seed."""
+
+    needs_view = True
+
+    def __init__(self, seed: int) -> None:
+        self._rng = SplitMix64(seed)
+
+    def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
+        if STOP not in legal:
+            return GO
+        current = view["current"]
+        table = [g["gangster"] for g in view["table"]]
+        high = 10 if 10 in table or current == 10 else None
+        # R6: the 1 becomes the strongest card if another agent captures the 10.
+        if current == 1 and high is not None:
+            return STOP
+        if current >= 8:
+            return STOP
+        hand = view["hand"]["GO"] + view["hand"]["STOP"]
+        if hand == 2:
+            # The last card laid before the arrest: STOP on the strongest still open.
+            waiting = [g["gangster"] for g in view["table"][:-1]]
+            if not waiting or current >= max(waiting) - 1:
+                return STOP
+            # Mix a little, so opponents cannot read the STOP from the value alone.
+            return STOP if self._rng.below(4) == 0 else GO
+        return GO
