@@ -1,0 +1,103 @@
+"""The ``arena`` command line, run as a real subprocess (the installed console entry)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from referee.games import GAMES
+
+
+def arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_games_json_lists_every_registered_game() -> None:
+    out = arena("games", "--json")
+    assert out.returncode == 0, out.stderr
+    games = {g["id"]: g for g in json.loads(out.stdout)}
+    assert set(games) == set(GAMES)
+    assert (games["stop-me"]["min_players"], games["stop-me"]["max_players"]) == (2, 6)
+    assert games["stop-me"]["options"]["max_failed_arrests_per_round"]["default"] == 10
+
+
+def test_games_table_names_each_game() -> None:
+    out = arena("games")
+    assert out.returncode == 0
+    assert "stop-me" in out.stdout and "2-6" in out.stdout
+
+
+def test_play_json_contract() -> None:
+    out = arena("play", "stop-me", "builtin:heuristic", "builtin:random", "builtin:random",
+                "--games", "3", "--seed", "40", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["game"] == "stop-me" and data["seed"] == 40
+    assert [g["seed"] for g in data["games"]] == [40, 41, 42]
+    for game in data["games"]:
+        assert game["reason"] in {"instant_win", "tokens_exhausted", "round_cap"}
+        # stop-me asks every seat at every step: three seats count three.
+        assert game["decisions"] == 3 * game["steps"] > 0
+        seats = game["seats"]
+        assert [s["bot"] for s in seats] == ["builtin:heuristic", "builtin:random",
+                                             "builtin:random"]
+        assert all(s["status"] == "ok" for s in seats)
+        assert 1 in [s["rank"] for s in seats]
+        assert all(s["score"] == sum(s["details"]["token_values"]) for s in seats)
+
+
+def test_play_is_reproducible_and_one_game_replays_alone() -> None:
+    args = ("play", "stop-me", "builtin:random", "builtin:heuristic", "--games", "4", "--json")
+    first, second = arena(*args), arena(*args)
+    assert first.stdout == second.stdout
+    third_game = json.loads(first.stdout)["games"][2]
+    alone = arena("play", "stop-me", "builtin:random", "builtin:heuristic",
+                  "--seed", str(third_game["seed"]), "--json")
+    assert json.loads(alone.stdout)["games"][0] == third_game
+
+
+def test_play_summary_is_readable() -> None:
+    out = arena("play", "stop-me", "builtin:heuristic", "builtin:random", "--games", "5")
+    assert out.returncode == 0, out.stderr
+    assert "Summary" in out.stdout and "builtin:heuristic" in out.stdout
+    assert "seeds 1..5" in out.stdout
+
+
+def test_play_option_changes_the_game() -> None:
+    out = arena("play", "stop-me", "builtin:random", "builtin:random", "--json",
+                "-o", "reward_token_bag=[7,7,7,7]", "-o", "instant_win_tokens=1")
+    assert out.returncode == 0, out.stderr
+    game = json.loads(out.stdout)["games"][0]
+    assert game["reason"] == "instant_win"
+    assert sorted(s["score"] for s in game["seats"]) == [0, 7]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("play", "chess", "builtin:random", "builtin:random"), "unknown game 'chess'"),
+    (("play", "stop-me", "builtin:random"), "cannot play with 1 players"),
+    (("play", "stop-me", "builtin:clever", "builtin:random"), "no built-in policy 'clever'"),
+    (("play", "stop-me", "./mybot.py", "builtin:random"), "'./mybot.py' is not a built-in"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "-o", "speed=3"),
+     "unknown option 'speed'"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "-o", "go_cards=many"),
+     "option 'go_cards' must be like 4, got 'many'"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "-o", "oops"),
+     "expected KEY=VALUE, got 'oops'"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "--games", "0"), "--games"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "--seed", "-1"), "--seed"),
+])
+def test_bad_input_gets_a_clear_error_and_no_traceback(args: tuple[str, ...], message: str) -> None:
+    out = arena(*args)
+    assert out.returncode != 0
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("command", [(), ("games",), ("play",)])
+def test_every_command_has_help(command: tuple[str, ...]) -> None:
+    out = arena(*command, "--help")
+    assert out.returncode == 0 and "Usage:" in out.stdout

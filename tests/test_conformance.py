@@ -1,0 +1,267 @@
+"""The conformance suite: every registered game, every allowed player count.
+
+Written once against the engine interface (referee.games.base.Game); a new game
+registered in referee.games.GAMES is picked up with no change here. Seeds come
+from hypothesis, so a failure shrinks to a small seed that replays it exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from referee.games import (
+    GAMES,
+    Game,
+    GameOverError,
+    IllegalActionError,
+    MalformedActionError,
+    canonical_json,
+    new_game,
+)
+from referee.games.rng import SplitMix64
+
+CASES = [
+    pytest.param(game_id, n, id=f"{game_id}-{n}p")
+    for game_id, cls in GAMES.items()
+    for n in range(cls.min_players, cls.max_players + 1)
+]
+
+seeds = st.integers(min_value=0, max_value=2**64 - 1)
+FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SLOW = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def random_joint(game: Game, rng: SplitMix64) -> dict[int, Any]:
+    """A uniformly random legal action for every seat that must act."""
+    out = {}
+    for seat in game.to_act():
+        legal = game.legal_actions(seat)
+        out[seat] = legal[rng.below(len(legal))]
+    return out
+
+
+def playout(game_id: str, players: int, seed: int, policy: str = "random") -> tuple[Game, list]:
+    """Play one game to the end; return it and the joint actions played."""
+    game = new_game(game_id, players, seed)
+    rng = SplitMix64(seed ^ 0x5EED)
+    history = []
+    while not game.over:
+        if policy == "random":
+            joint = random_joint(game, rng)
+        else:
+            joint = {s: game.default_action(s) for s in game.to_act()}
+        history.append(joint)
+        game.apply(joint)
+    return game, history
+
+
+def roundtrip(value: Any) -> bool:
+    """Whether ``value`` survives JSON unchanged (no tuples, no non-string keys, no NaN)."""
+    return json.loads(json.dumps(value, allow_nan=False)) == value
+
+
+def _multisets(game: Game) -> dict[str, Counter]:
+    return {kind: Counter(map(repr, items)) for kind, items in game.components().items()}
+
+
+# --------------------------------------------------------------------- playouts
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@FAST
+@given(seed=seeds)
+def test_random_playout_respects_the_interface(game_id: str, players: int, seed: int) -> None:
+    """Terminates within the bound; acting seats have legal actions and a legal default;
+    cards and tokens are conserved; everything is JSON."""
+    game = new_game(game_id, players, seed)
+    rng = SplitMix64(seed)
+    initial = _multisets(game)
+    assert roundtrip(game.describe())
+    while not game.over:
+        acting = game.to_act()
+        assert acting, "a game that is not over must have seats to act"
+        assert list(acting) == sorted(set(acting))
+        assert all(0 <= s < players for s in acting)
+        for seat in range(players):
+            legal = game.legal_actions(seat)
+            if seat in acting:
+                assert legal, f"seat {seat} must act but has no legal action"
+                assert game.default_action(seat) in legal
+                assert all(game.is_well_formed(a) for a in legal)
+                assert roundtrip(legal)
+            else:
+                assert legal == []
+            assert roundtrip(game.view(seat))
+        assert roundtrip(game.full_view())
+        assert _multisets(game) == initial, "components were created or destroyed"
+        events = game.apply(random_joint(game, rng))
+        assert all(roundtrip(e.to_json()) for e in events)
+        assert game.decisions <= game.max_decisions
+    assert game.to_act() == ()
+    result = game.result
+    assert result.reason != "decision_limit", "the game's own caps must end it first"
+    assert len(result.ranks) == len(result.scores) == len(result.details) == players
+    assert roundtrip(result.to_json())
+    assert game.log[-1].type == "game_over" and game.log[-1].to is None
+    # RULES.md C5: rank = 1 + number of strictly better seats; rank 1 always exists.
+    assert min(result.ranks) == 1
+    for seat in range(players):
+        assert roundtrip(game.view(seat))
+        assert result.ranks[seat] == 1 + sum(1 for r in result.ranks if r < result.ranks[seat])
+    with pytest.raises(GameOverError):
+        game.apply({})
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_default_actions_alone_end_the_game(game_id: str, players: int, seed: int) -> None:
+    """A table of bots that all time out (default actions) still ends within the bound."""
+    game, _ = playout(game_id, players, seed, policy="default")
+    assert game.decisions <= game.max_decisions
+    assert game.result.reason != "decision_limit"
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_same_seed_and_actions_give_the_same_log_byte_for_byte(
+    game_id: str, players: int, seed: int
+) -> None:
+    first, history = playout(game_id, players, seed)
+    replay = new_game(game_id, players, seed)
+    for joint in history:
+        replay.apply(joint)
+    assert canonical_json(replay.log_json()) == canonical_json(first.log_json())
+    assert replay.result == first.result
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+def test_different_seeds_give_different_deals(game_id: str, players: int) -> None:
+    """The seed really drives the randomness (a constant deal would pass the test above)."""
+    logs = {canonical_json(new_game(game_id, players, seed).full_view()) for seed in range(8)}
+    assert len(logs) > 1
+
+
+# ---------------------------------------------------------------- hidden info
+def find_leak(game: Game, seat: int, seed: int) -> str | None:
+    """Redraw everything ``seat`` cannot know; its view and legal actions must not move.
+
+    Returns a description of the leak, or None. A view that depended on another
+    seat's hidden cards, a deck order or a hidden token would differ between the
+    two indistinguishable states.
+    """
+    twin = game.resample_hidden(seat, seed)
+    if twin.view(seat) != game.view(seat):
+        mine, theirs = game.view(seat), twin.view(seat)
+        keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        return f"seat {seat}'s view changed with hidden information; keys {keys}"
+    if game.over:
+        return None
+    if (seat in game.to_act()) != (seat in twin.to_act()):
+        return f"whether seat {seat} must act depends on hidden information"
+    if twin.legal_actions(seat) != game.legal_actions(seat):
+        return f"seat {seat}'s legal actions depend on hidden information"
+    return None
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_no_view_depends_on_another_seats_hidden_information(
+    game_id: str, players: int, seed: int
+) -> None:
+    game = new_game(game_id, players, seed)
+    rng = SplitMix64(seed)
+    changed_hidden = changed_other_view = 0
+    while True:
+        for seat in range(players):
+            resample_seed = rng.next_u64()
+            leak = find_leak(game, seat, resample_seed)
+            assert leak is None, leak
+            twin = game.resample_hidden(seat, resample_seed)
+            # The resample must really change hidden things, or this test proves nothing.
+            changed_hidden += twin.full_view() != game.full_view()
+            changed_other_view += any(
+                twin.view(p) != game.view(p) for p in range(players) if p != seat
+            )
+        if game.over:
+            break
+        game.apply(random_joint(game, rng))
+    assert changed_hidden > 0, "resample_hidden never changed anything hidden"
+    if not game.result.reason == "decision_limit":
+        assert changed_other_view > 0, "resample_hidden never changed what another seat sees"
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_the_leak_check_catches_a_leaky_view(game_id: str) -> None:
+    """A view that shows the other seats' private views must be caught by find_leak."""
+    cls = GAMES[game_id]
+
+    class Leaky(cls):  # type: ignore[misc, valid-type]
+        def view(self, seat: int) -> dict[str, Any]:
+            return {**super().view(seat), "peek": [cls.view(self, p) for p in range(self.players)]}
+
+    game = Leaky(cls.min_players, 3)
+    rng = SplitMix64(3)
+    caught = False
+    for _ in range(20):
+        caught |= any(find_leak(game, s, rng.next_u64()) for s in range(game.players))
+        if game.over:
+            break
+        game.apply(random_joint(game, rng))
+    assert caught
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_private_events_reach_only_their_seats(game_id: str, players: int, seed: int) -> None:
+    game, _ = playout(game_id, players, seed)
+    for event in game.log:
+        if event.to is not None:
+            assert all(0 <= s < players for s in event.to)
+        seen = [s for s in range(players) if event.visible_to(s)]
+        assert seen == (list(range(players)) if event.to is None else sorted(event.to))
+        assert event in game.events_for(seen[0]) if seen else True
+
+
+# ------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+def test_bad_joint_actions_are_refused_and_change_nothing(game_id: str, players: int) -> None:
+    game = new_game(game_id, players, 11)
+    before = (canonical_json(game.full_view()), len(game.log), game.decisions)
+    acting = game.to_act()
+    good = {s: game.default_action(s) for s in acting}
+    garbage: list[Any] = [None, 1.5, [], {"nonsense": True}, "\x00", 10**100]
+    for bad in garbage:
+        with pytest.raises(MalformedActionError) as err:
+            game.apply({**good, acting[0]: bad})
+        assert repr(bad) in str(err.value)
+    with pytest.raises(IllegalActionError):
+        game.apply({s: a for s, a in good.items() if s != acting[0]})  # a seat missing
+    with pytest.raises(IllegalActionError):
+        game.apply({**good, players: good[acting[0]]})  # a seat that does not exist
+    with pytest.raises(MalformedActionError):
+        game.apply([good[s] for s in acting])  # type: ignore[arg-type]
+    assert (canonical_json(game.full_view()), len(game.log), game.decisions) == before
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_registry_information_is_complete(game_id: str) -> None:
+    cls = GAMES[game_id]
+    info = cls.info()
+    assert info["id"] == game_id and info["name"]
+    assert 2 <= info["min_players"] <= info["max_players"]
+    assert roundtrip(info)
+    assert info["options"], "every component list and house-rule constant is an option"
+    assert all(o["help"] for o in info["options"].values())
+    # The defaults, passed back explicitly, give the same game as no options at all.
+    n = cls.min_players
+    assert canonical_json(cls(n, 5, cls.default_options()).log_json()) == canonical_json(
+        cls(n, 5).log_json()
+    )
