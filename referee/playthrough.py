@@ -4,7 +4,7 @@ Golden playthrough files under ``tests/golden/`` are made with this module and
 reviewed as diffs, as OpenSpiel does: any change to the rules, the events, the
 views or the randomness shows up as a change of these files. Regenerate with::
 
-    python -m referee.playthrough stop-me 3 7 builtin:heuristic builtin:random builtin:random
+    python -m referee.playthrough stop-me 7 builtin:heuristic builtin:random builtin:random
 """
 
 from __future__ import annotations

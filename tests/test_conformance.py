@@ -248,6 +248,8 @@ def test_bad_joint_actions_are_refused_and_change_nothing(game_id: str, players:
         game.apply({**good, players: good[acting[0]]})  # a seat that does not exist
     with pytest.raises(MalformedActionError):
         game.apply([good[s] for s in acting])  # type: ignore[arg-type]
+    with pytest.raises(MalformedActionError, match="seats must be integers"):
+        game.apply({str(s) if s == acting[0] else s: a for s, a in good.items()})
     assert (canonical_json(game.full_view()), len(game.log), game.decisions) == before
 
 

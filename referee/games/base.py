@@ -266,7 +266,8 @@ class Game(ABC):
     def apply(self, actions: Mapping[int, Action]) -> list[Event]:
         """Apply one action for every seat in :meth:`to_act` and return the new events.
 
-        Raises MalformedActionError for input that is not an action of this game,
+        Raises MalformedActionError for input that is not an action of this game
+        (or a mapping whose keys are not integer seats),
         IllegalActionError for a legal-looking action the rules forbid now or for
         a wrong set of seats, and GameOverError after the end. Nothing changes
         when an error is raised.
@@ -278,6 +279,10 @@ class Game(ABC):
         if not isinstance(actions, Mapping):
             raise MalformedActionError(
                 f"{self.id}: joint actions must map seat to action, got {actions!r}"
+            )
+        if not all(type(seat) is int for seat in actions):
+            raise MalformedActionError(
+                f"{self.id}: seats must be integers, got {list(actions)!r}"
             )
         acting = self.to_act()
         if sorted(actions) != list(acting):

@@ -99,7 +99,7 @@ class StopMe(Game):
         if len(bag) < players + 2:
             raise ConfigError(
                 f"stop-me: {players} agents draw {players + 2} reward tokens "
-                f"but 'reward_token_bag' has only {len(bag)}"
+                f"but 'reward_token_bag' has only {len(bag)}: {bag!r}"
             )
         for key in ("instant_win_tokens", "max_failed_arrests_per_round"):
             if options[key] < 1:
@@ -140,10 +140,12 @@ class StopMe(Game):
 
     def _start_round(self) -> None:
         """R1: a new round, or the end by the round cap (E3)."""
-        self.round += 1
-        if self.round > self.max_rounds:
-            self._finish("round_cap")
+        # R1 counts the round up and ends the game past the cap; checking first keeps
+        # `round` at the last round played in the final views.
+        if self.round >= self.max_rounds:
+            self._finish("round_cap")  # E3 [HOUSE]
             return
+        self.round += 1
         n = self.players
         self.go = [self.options["go_cards"]] * n
         self.stop = [True] * n

@@ -1,17 +1,15 @@
 """A heuristic for "Stop me or let me go" that plays from the view alone.
 
 The round is won by the strongest captured gangster, and each agent has one
-STOP per round (RULES.md R5), so the STOP should go on a strong gangster where
-nobody else is likely to put theirs. The heuristic:
+STOP per round (RULES.md R5), so the STOP should go on a strong gangster. The heuristic:
 
 * plays STOP on a gangster of value 8 or more at once;
 * plays STOP on the 1 when the 10 is already on the table (the 1 beats the 10
   when another agent captures it, R6);
 * otherwise keeps STOP for the last placement before an arrest (two cards in
-  hand) and plays it there on the strongest gangster it can still reach, or
-  holds it when a stronger gangster already has its STOP below;
-* after a failed arrest in confusion (two STOPs), it avoids the gangster values
-  others have just fought over.
+  hand) and plays it there if the gangster is at least as strong as the
+  strongest one waiting on the table, less one; on a weaker gangster it still
+  plays STOP one time in four, so opponents cannot read it from the value alone.
 """
 
 from __future__ import annotations
