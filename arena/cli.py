@@ -15,8 +15,12 @@ import click
 
 from arena import __version__
 from arena import report
+from pathlib import Path
+
+from arena import botcheck
+from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
-from referee.local import play_games
+from referee.match import Clocks, play_match
 
 
 def _fail(err: Exception) -> click.ClickException:
@@ -59,6 +63,22 @@ def games(as_json: bool) -> None:
         report.print_games(infos)
 
 
+def _clock_options(func: Any) -> Any:
+    """The clock options shared by the commands that run bots."""
+    defaults = Clocks()
+    for name, default, text in reversed((
+        ("--deadline-ms", defaults.deadline_ms, "Time per decision, in milliseconds."),
+        ("--time-bank-ms", defaults.time_bank_ms,
+         "Overage per game drawn when a decision runs over its deadline."),
+        ("--startup-ms", defaults.startup_ms, "Time from a bot's start to its hello."),
+    )):
+        func = click.option(name, type=click.IntRange(min=1), default=default,
+                            show_default=True, help=text)(func)
+    return click.option("--strikes", type=click.IntRange(min=1), default=defaults.max_strikes,
+                        show_default=True,
+                        help="Faults before a seat is forfeited for the rest of a game.")(func)
+
+
 @main.command()
 @click.argument("game")
 @click.argument("bots", nargs=-1, required=True)
@@ -68,22 +88,30 @@ def games(as_json: bool) -> None:
               help="Seed of the first game; game i plays seed+i.")
 @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
               help="A game option (VALUE as JSON), repeatable; see `arena games --json`.")
+@_clock_options
+@click.option("--log-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Write each game's event log and each bot's stderr here.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def play(game: str, bots: tuple[str, ...], count: int, seed: int,
-         option_pairs: tuple[str, ...], as_json: bool) -> None:
+         option_pairs: tuple[str, ...], deadline_ms: int, time_bank_ms: int, startup_ms: int,
+         strikes: int, log_dir: Path | None, as_json: bool) -> None:
     """Play GAME between BOTS, one per seat, and print the results.
 
-    A bot is a built-in policy: builtin:random or builtin:heuristic.
+    A bot is builtin:random, builtin:heuristic, a bot program file (.py or any
+    executable) or a bot folder with a bot.toml manifest. Built-in and program
+    bots can be mixed. Program bots start once and play every game of the match.
 
     \b
-    Example:
+    Examples:
       arena play stop-me builtin:heuristic builtin:random builtin:random --games 20
+      arena play stop-me bots/stop_me_bot.py bots/random_bot.py builtin:heuristic
     """
     options = _parse_options(option_pairs)
+    clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
     try:
         get_game(game).resolve_options(len(bots), options)
-        records = play_games(game, bots, count, seed, options)
-    except GameError as err:
+        records = play_match(game, bots, count, seed, options, clocks, log_dir)
+    except (GameError, RefereeError) as err:
         raise _fail(err) from err
     if as_json:
         out = {"game": game, "bots": list(bots), "seed": seed, "options": options,
@@ -91,3 +119,33 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
         click.echo(json.dumps(out, indent=2))
     else:
         report.print_play(game, list(bots), seed, records)
+
+
+@main.group()
+def bot() -> None:
+    """Bot programs: check them before a tournament."""
+
+
+@bot.command("check")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--game", required=True, help="The game id to check the bot on.")
+@click.option("-n", "--games", "count", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Games to play against built-in bots.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+@_clock_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
+              time_bank_ms: int, startup_ms: int, strikes: int, as_json: bool) -> None:
+    """Check the bot at PATH: handshake, a few games against built-in bots, and a
+    report in plain words of every problem found. Exits non-zero on failure."""
+    clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
+    try:
+        findings = botcheck.check_bot(str(path), game, count, seed, clocks)
+    except (GameError, RefereeError) as err:
+        raise _fail(err) from err
+    if as_json:
+        click.echo(json.dumps(findings.to_json(), indent=2))
+    else:
+        report.print_check(findings)
+    if not findings.passed:
+        raise SystemExit(1)

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from referee.local import GameRecord
+from referee.records import GameRecord
 
 _PER_GAME_LIMIT = 20  # beyond this many games, show only the summary
 
@@ -42,19 +42,38 @@ def print_play(game: str, bots: list[str], seed: int, records: Sequence[GameReco
         for seat in range(len(bots)):
             table.add_column(f"seat {seat}\nrank (score)", justify="right")
         for rec in records:
-            cells = [f"{s.rank} ({s.score})" for s in rec.seats]
+            cells = [f"{s.rank} ({s.score})" + ("" if s.status == "ok" else f" {s.status}")
+                     for s in rec.seats]
             table.add_row(str(rec.seed), rec.reason, str(rec.decisions), *cells)
         console.print(table)
     summary = Table(title="Summary")
     for name, justify in (("seat", "right"), ("bot", "left"), ("games", "right"),
                           ("wins", "right"), ("win %", "right"), ("mean rank", "right"),
-                          ("mean score", "right")):
+                          ("mean score", "right"), ("faults", "right")):
         summary.add_column(name, justify=justify)  # type: ignore[arg-type]
     n = len(records)
     for seat, bot in enumerate(bots):
         ranks = [r.seats[seat].rank for r in records]
         scores = [r.seats[seat].score for r in records]
         wins = sum(1 for k in ranks if k == 1)
+        faults = sum(sum(r.seats[seat].faults.values()) for r in records)
         summary.add_row(str(seat), bot, str(n), str(wins), f"{100 * wins / n:.1f}",
-                        f"{sum(ranks) / n:.2f}", f"{sum(scores) / n:.2f}")
+                        f"{sum(ranks) / n:.2f}", f"{sum(scores) / n:.2f}", str(faults))
     console.print(summary)
+    for rec in records:
+        if rec.void:
+            console.print(f"game {rec.index} (seed {rec.seed}) is void: {rec.error}")
+        for seat, s in enumerate(rec.seats):
+            for fault in s.fault_log:
+                console.print(f"game {rec.index} seat {seat} ({s.bot}): {fault}")
+
+
+def print_check(findings: Any) -> None:
+    """The findings of ``arena bot check`` in plain words."""
+    console = _console()
+    verdict = "PASSED" if findings.passed else "FAILED"
+    console.print(f"bot {findings.bot!r} on {findings.game}: {verdict}")
+    for problem in findings.problems:
+        console.print(f"  problem: {problem}")
+    for note in findings.notes:
+        console.print(f"  note: {note}")

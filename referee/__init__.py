@@ -1,2 +1,4 @@
 """The referee: pure game engines (:mod:`referee.games`), built-in policies
-(:mod:`referee.policies`) and the in-process match runner (:mod:`referee.local`)."""
+(:mod:`referee.policies`), bot programs and their per-seat supervisors
+(:mod:`referee.programs`, :mod:`referee.supervisor`, :mod:`referee.seats`) and the
+match runner (:mod:`referee.match`)."""

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from referee.games import Event, canonical_json, new_game
-from referee.local import make_seat_policies
+from referee.builtin import make_builtin
 
 
 def _event_line(event: Event) -> str:
@@ -24,7 +24,7 @@ def _event_line(event: Event) -> str:
 def playthrough(game_id: str, seed: int, bots: Sequence[str]) -> str:
     """Play one game between built-in ``bots`` and return its readable transcript."""
     game = new_game(game_id, len(bots), seed)
-    policies = make_seat_policies(game_id, bots, seed)
+    policies = [make_builtin(bot, game_id, seed, s) for s, bot in enumerate(bots)]
     lines = [
         f"# playthrough: {game_id}, {len(bots)} players, seed {seed}",
         f"# seats: {', '.join(f'{s}={b}' for s, b in enumerate(bots))}",

@@ -1,0 +1,317 @@
+"""The match runner: N games between the same bots, with clocks and fault handling.
+
+Bot program processes start once per match and serve every game of it. Every
+decision is sent to all its seats at once and gathered in parallel. A bot's
+fault never stops the referee or the other seats: it is recorded against the
+seat with its cause, the default action is played in its place, and after
+``max_strikes`` faults or a crash the seat is forfeited for the rest of that
+game (played by default actions, ranked last). A crashed bot is restarted for
+the next game. If the referee itself fails, the game is void.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import select
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
+from referee.games import Game, canonical_json, get_game, new_game
+
+from .builtin import is_builtin, make_builtin
+from .programs import BotProgram, build_program, load_program
+from .records import GameRecord, SeatResult, ranks_with_forfeits
+from .seats import ProgramSeat
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """Time limits in integer milliseconds, and the strikes before a forfeit."""
+
+    deadline_ms: int = 1000
+    """Per decision."""
+    time_bank_ms: int = 10_000
+    """Per game: overage drawn when a decision takes longer than its deadline."""
+    startup_ms: int = 10_000
+    """From starting a bot to its valid hello."""
+    max_strikes: int = 3
+
+
+@dataclass
+class _SeatGame:
+    """One seat's bookkeeping during one game."""
+
+    bank_ms: float
+    faults: Counter[str] = field(default_factory=Counter)
+    fault_log: list[str] = field(default_factory=list)
+    first: str | None = None
+    forfeited: bool = False
+    time_ms: float = 0.0
+    asked: int = 0
+    slowest_ms: float = 0.0
+
+    def status(self) -> str:
+        if self.first in ("crash", "no_show"):
+            return self.first
+        if self.forfeited:
+            return "forfeit"
+        return self.first or "ok"
+
+
+class Match:
+    """A match of ``games`` games of ``game_id`` between ``bots``, one per seat."""
+
+    def __init__(self, game_id: str, bots: Sequence[str], games: int, seed: int,
+                 options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
+                 log_dir: Path | None = None) -> None:
+        self.cls = get_game(game_id)
+        self.options = self.cls.resolve_options(len(bots), options)
+        self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
+        self.clocks = clocks or Clocks()
+        self.log_dir = log_dir
+        self.programs: dict[int, BotProgram] = {
+            s: load_program(b) for s, b in enumerate(bots) if not is_builtin(b)
+        }
+        for bot in bots:  # check built-in names now, not in the middle of a game
+            if is_builtin(bot):
+                make_builtin(bot, game_id, 0, 0)
+        self.seats: dict[int, ProgramSeat] = {}
+
+    # ----------------------------------------------------------- lifecycle
+    def run(self) -> list[GameRecord]:
+        """Play every game; bot processes are always cleaned up, also on Ctrl-C."""
+        if self.log_dir:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        built = set()
+        for program in self.programs.values():
+            if program.path not in built:
+                build_program(program)
+                built.add(program.path)
+        try:
+            return [self.play(i) for i in range(self.games)]
+        finally:
+            for seat in self.seats.values():
+                seat.stop(Bye(seq=seat.next_seq(), reason="match over"))
+
+    def _stderr_path(self, seat: int, program: BotProgram) -> Path | None:
+        if not self.log_dir:
+            return None
+        return self.log_dir / f"seat{seat}-{program.name}.stderr.log"
+
+    def ensure_started(self) -> dict[int, str]:
+        """Start every program seat that is not running; wait for the hellos in parallel.
+
+        Returns the seats that did not show up, with why.
+        """
+        fresh = []
+        for s, program in self.programs.items():
+            seat = self.seats.get(s)
+            if seat is None:
+                seat = self.seats[s] = ProgramSeat(s, program, self._stderr_path(s, program))
+            if not seat.running:
+                seat.start([o for o in self.seats.values() if o is not seat])
+                fresh.append(seat)
+        absent: dict[int, str] = {}
+        deadline = time.monotonic() + self.clocks.startup_ms / 1000
+        waiting = {seat.conn: seat for seat in fresh}
+        while waiting:
+            ready = wait(list(waiting), max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            for conn in ready:
+                seat = waiting[conn]
+                report = seat.recv()
+                if report[0] == "hello":
+                    seat.greeted, seat.name = True, report[1]
+                    seat.send(Welcome(seq=seat.next_seq(), name=report[1], games=self.games))
+                    del waiting[conn]
+                elif report[0] in ("no_show", "exited", "died"):
+                    absent[seat.seat] = report[-1]
+                    seat.stop()
+                    del waiting[conn]
+                elif report[0] == "fault":
+                    log.info("seat %d before hello: %s", seat.seat, report[2])
+        for seat in waiting.values():
+            absent[seat.seat] = f"no valid hello within {self.clocks.startup_ms} ms"
+            seat.stop()
+        return absent
+
+    # --------------------------------------------------------------- a game
+    def play(self, index: int) -> GameRecord:
+        """Play game ``index`` (seed ``seed + index``) and return its record."""
+        game_seed = self.seed + index
+        absent = self.ensure_started() if self.programs else {}
+        n = len(self.bots)
+        state = [_SeatGame(bank_ms=self.clocks.time_bank_ms) for _ in range(n)]
+        for s, why in absent.items():
+            self._fault(state[s], "no_show", why, forfeit=True)
+        policies = {s: make_builtin(b, self.game_id, game_seed, s)
+                    for s, b in enumerate(self.bots) if is_builtin(b)}
+        game = new_game(self.game_id, n, game_seed, self.options)
+        clock = Clock(deadline_ms=self.clocks.deadline_ms, time_bank_ms=self.clocks.time_bank_ms)
+        for s, seat in self._live():
+            seat.send(Start(seq=seat.next_seq(), game=self.game_id, game_index=index, seat=s,
+                            players=n, options=self.options, clock=clock))
+        try:
+            while not game.over:
+                game.apply(self._decide(game, index, state, policies))
+        except Exception as err:  # the referee failed, not a bot: the game is void
+            log.exception("game %d of the match is void", index)
+            return self._record(game, index, state, void=f"{type(err).__name__}: {err}")
+        self._drain(state)
+        record = self._record(game, index, state)
+        for s, seat in self._live():
+            seat_result = record.seats[s]
+            seat.send(End(seq=seat.next_seq(), game_index=index, seat=s, rank=seat_result.rank,
+                          status=seat_result.status, result=game.result.to_json()))
+        return record
+
+    def _live(self) -> list[tuple[int, ProgramSeat]]:
+        return [(s, seat) for s, seat in self.seats.items() if seat.running and seat.greeted]
+
+    def _fault(self, st: _SeatGame, kind: str, detail: str, forfeit: bool = False,
+               seat: ProgramSeat | None = None, ref_seq: int | None = None) -> None:
+        st.faults[kind] += 1
+        st.fault_log.append(f"{kind}: {detail}")
+        st.first = st.first or kind
+        if seat is not None and seat.running and kind not in ("crash", "no_show"):
+            seat.send(Error(seq=seat.next_seq(), code=kind, message=detail, ref_seq=ref_seq))
+        if not st.forfeited and (forfeit or sum(st.faults.values()) >= self.clocks.max_strikes):
+            st.forfeited = True
+            if seat is not None and seat.running and kind not in ("crash", "no_show"):
+                seat.send(Error(seq=seat.next_seq(), code="forfeit",
+                                message=f"forfeited for the rest of this game after {kind}"))
+
+    def _crash(self, s: int, st: _SeatGame, detail: str) -> None:
+        self._fault(st, "crash", detail, forfeit=True)
+        self.seats[s].stop()  # restarted at the next game
+
+    def _decide(self, game: Game, index: int, state: list[_SeatGame],
+                policies: Mapping[int, Any]) -> dict[int, Any]:
+        """One joint action: send every program seat its act at once, then gather."""
+        actions: dict[int, Any] = {}
+        pending: dict[Any, tuple[int, int, float, list[Any]]] = {}
+        for s in game.to_act():
+            st = state[s]
+            seat = self.seats.get(s)
+            if st.forfeited or (seat is not None and not (seat.running and seat.greeted)):
+                if not st.forfeited:
+                    self._fault(st, "crash", "the bot is not running", forfeit=True)
+                actions[s] = game.default_action(s)
+            elif seat is not None:
+                legal = game.legal_actions(s)
+                seq = seat.next_seq()
+                seat.send(Act(seq=seq, game_index=index, deadline_ms=self.clocks.deadline_ms,
+                              time_bank_ms=int(st.bank_ms), observation=game.view(s),
+                              legal=legal), await_seq=seq)
+                pending[seat.conn] = (s, seq, time.monotonic(), legal)
+                st.asked += 1
+        for s, policy in policies.items():  # in process, while the programs think
+            if s in game.to_act() and s not in actions:
+                legal = game.legal_actions(s)
+                view = game.view(s) if getattr(policy, "needs_view", True) else None
+                actions[s] = policy.act(view, legal)
+        while pending:
+            now = time.monotonic()
+            limits = {conn: t0 + (self.clocks.deadline_ms + state[s].bank_ms) / 1000
+                      for conn, (s, _, t0, _) in pending.items()}
+            for conn in [c for c, limit in limits.items() if limit <= now]:
+                s, seq, t0, _ = pending.pop(conn)
+                self._spend(state[s], now - t0)
+                self._fault(state[s], "timeout", f"no action for seq {seq} within "
+                            f"{self.clocks.deadline_ms} ms and the time bank",
+                            seat=self.seats[s], ref_seq=seq)
+                actions[s] = game.default_action(s)
+            if not pending:
+                break
+            poller = select.poll()
+            by_fd = {}
+            for conn in pending:
+                poller.register(conn.fileno(), select.POLLIN)
+                by_fd[conn.fileno()] = conn
+            timeout_ms = max(0.0, min(limits.values()) - now) * 1000
+            for fd, _ in poller.poll(math.ceil(timeout_ms)):
+                self._on_report(game, by_fd[fd], pending, actions, state)
+        return actions
+
+    def _on_report(self, game: Game, conn: Any, pending: dict[Any, Any],
+                   actions: dict[int, Any], state: list[_SeatGame]) -> None:
+        s, seq, t0, legal = pending[conn]
+        seat, st = self.seats[s], state[s]
+        report = seat.recv()
+        kind = report[0]
+        if kind == "action" and report[1] == seq:
+            self._spend(st, time.monotonic() - t0)
+            del pending[conn]
+            action = report[2]
+            if action in legal and game.is_well_formed(action):
+                actions[s] = action
+            else:
+                self._fault(st, "illegal", f"{action!r} is not one of the legal actions "
+                            f"{canonical_json(legal)}", seat=seat, ref_seq=seq)
+                actions[s] = game.default_action(s)
+        elif kind == "fault":
+            self._fault(st, report[1], report[2], seat=seat, ref_seq=seq)
+            if st.forfeited:
+                del pending[conn]
+                actions[s] = game.default_action(s)
+        elif kind in ("exited", "died"):
+            del pending[conn]
+            self._crash(s, st, report[-1])
+            actions[s] = game.default_action(s)
+
+    def _drain(self, state: list[_SeatGame]) -> None:
+        """Read what seats reported while nobody asked them (a forfeited seat's crash, say)."""
+        for s, seat in list(self._live()):
+            while seat.conn is not None and seat.conn.poll(0):
+                report = seat.recv()
+                if report[0] in ("exited", "died"):
+                    self._crash(s, state[s], report[-1])
+                elif report[0] == "fault" and not state[s].forfeited:
+                    self._fault(state[s], report[1], report[2], seat=seat)
+
+    def _spend(self, st: _SeatGame, seconds: float) -> None:
+        used = seconds * 1000
+        st.time_ms += used
+        st.slowest_ms = max(st.slowest_ms, used)
+        st.bank_ms = max(0.0, st.bank_ms - max(0.0, used - self.clocks.deadline_ms))
+
+    def _record(self, game: Game, index: int, state: list[_SeatGame],
+                void: str | None = None) -> GameRecord:
+        n = len(self.bots)
+        forfeited = [st.forfeited for st in state]
+        if void is None:
+            result = game.result
+            ranks = ranks_with_forfeits(result.ranks, forfeited)
+            scores, details, reason = result.scores, result.details, result.reason
+        else:
+            ranks, scores, details, reason = [0] * n, [0] * n, [{}] * n, "void"
+        seats = tuple(
+            SeatResult(bot, ranks[s], scores[s], state[s].status(), details[s],
+                       dict(state[s].faults), forfeited[s], round(state[s].time_ms),
+                       state[s].asked, round(state[s].slowest_ms), tuple(state[s].fault_log))
+            for s, bot in enumerate(self.bots)
+        )
+        record = GameRecord(self.game_id, self.seed + index, reason, game.decisions, game.steps,
+                            seats, index=index, void=void is not None, error=void,
+                            events=tuple(game.log_json()))
+        if self.log_dir:
+            path = self.log_dir / f"game-{index:04d}.json"
+            path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")
+        return record
+
+
+def play_match(game_id: str, bots: Sequence[str], games: int, seed: int,
+               options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
+               log_dir: Path | None = None) -> list[GameRecord]:
+    """Play a match; game ``i`` uses seed ``seed + i`` so any one can be replayed alone."""
+    return Match(game_id, bots, games, seed, options, clocks, log_dir).run()

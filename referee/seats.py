@@ -1,0 +1,119 @@
+"""The referee's handle on a bot program's seat: its supervisor process and pipe.
+
+The referee itself never opens a ZeroMQ socket and never reads a bot's bytes:
+it talks to each seat's supervisor (:mod:`referee.supervisor`) over a pipe and
+gets back only checked messages. The supervisor is forked with the fork start
+method, chosen explicitly, before any ZeroMQ context exists in the child.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import secrets
+import shutil
+import tempfile
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from protocol.codec import encode
+
+from .programs import BotProgram
+from .supervisor import LaunchSpec, supervise
+
+log = logging.getLogger(__name__)
+
+_FORK = multiprocessing.get_context("fork")
+
+
+class ProgramSeat:
+    """One bot program in one seat of a match; restartable after a crash."""
+
+    def __init__(self, seat: int, program: BotProgram, stderr_path: Path | None,
+                 stderr_cap: int = 64 * 1024) -> None:
+        self.seat = seat
+        self.program = program
+        self.stderr_path = stderr_path
+        self.stderr_cap = stderr_cap
+        self.conn: Connection | None = None
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.folder: str | None = None
+        self.seq = 0
+        self.name = ""
+        self.greeted = False
+        self.starts = 0
+
+    @property
+    def running(self) -> bool:
+        """Whether the supervisor is up (the bot may still be starting)."""
+        return self.conn is not None
+
+    def start(self, others: Sequence[ProgramSeat] = ()) -> None:
+        """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
+        self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")  # mode 0700
+        endpoint = f"ipc://{self.folder}/seat.sock"
+        spec = LaunchSpec(
+            seat=self.seat, command=self.program.command, cwd=str(self.program.cwd),
+            protocol=self.program.protocol, endpoint=endpoint, token=secrets.token_hex(16),
+            stderr_path=str(self.stderr_path) if self.stderr_path else None,
+            stderr_cap=self.stderr_cap,
+        )
+        parent, child = _FORK.Pipe(duplex=True)
+        close = [o.conn for o in others if o.conn is not None] + [parent]
+        self.process = _FORK.Process(target=supervise, args=(child, spec, close), daemon=True,
+                                     name=f"arena-seat{self.seat}")
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.seq = 0
+        self.greeted = False
+        self.starts += 1
+        log.info("seat %d: started %s (%s)", self.seat, self.program.name,
+                 " ".join(self.program.command))
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def send(self, message: Any, await_seq: int | None = None) -> None:
+        """Send a referee message (a protocol struct) to the bot through the supervisor."""
+        if self.conn is None:
+            return
+        try:
+            self.conn.send(("send", encode(message), await_seq))
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass  # the supervisor died; recv() reports it
+
+    def recv(self) -> tuple[Any, ...]:
+        """The next report of the supervisor; ``("died", detail)`` if it is gone."""
+        assert self.conn is not None
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(1)  # type: ignore[union-attr]
+            code = self.process.exitcode if self.process else None
+            how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
+            return ("died", f"the seat's supervisor died ({how}): the bot sent more than "
+                            f"it may, or the supervisor failed")
+
+    def stop(self, bye: Any | None = None) -> None:
+        """Say goodbye (optional), end the bot's process tree and the supervisor."""
+        if self.conn is not None:
+            try:
+                self.conn.send(("stop", encode(bye) if bye is not None else None))
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                pass
+        if self.process is not None:
+            self.process.join(2)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(2)
+        if self.conn is not None:
+            self.conn.close()
+        self.conn = None
+        self.process = None
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None

@@ -1,0 +1,124 @@
+"""Fake hostile bots for the fault tests: each misbehaves in exactly one way.
+
+Run as ``python hostile.py MODE``; the tests write a one-line bot file per mode.
+These bots use raw pyzmq (not the SDK), so they can break every rule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+import zmq
+
+ENDPOINT = os.environ.get("ARENA_ENDPOINT", "")
+TOKEN = os.environ.get("ARENA_TOKEN", "")
+
+
+def connect() -> zmq.Socket:
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(ENDPOINT)
+    return sock
+
+
+def hello(sock: zmq.Socket, token: str | None = None) -> None:
+    sock.send_json({"type": "hello", "protocol": 1, "token": TOKEN if token is None else token,
+                    "name": "hostile"})
+
+
+def acts(sock: zmq.Socket):
+    """Yield each act message; return on bye."""
+    while True:
+        message = json.loads(sock.recv())
+        if message["type"] == "act":
+            yield message
+        elif message["type"] == "bye":
+            return
+
+
+def answer(sock: zmq.Socket, act: dict, action=None) -> None:
+    sock.send_json({"type": "action", "seq": act["seq"],
+                    "action": act["legal"][0] if action is None else action})
+
+
+def raw_zmtp_flood() -> None:
+    """Speak ZMTP 3.0 by hand on the seat's socket: one endless multipart message."""
+    path = ENDPOINT.removeprefix("ipc://")
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.connect(path)
+    greeting = b"\xff" + b"\x00" * 8 + b"\x7f" + b"\x03\x00" + b"NULL".ljust(20, b"\x00")
+    raw.sendall(greeting + b"\x00" + b"\x00" * 31)
+    raw.recv(64)
+    prop = b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
+    body = b"\x05READY" + prop
+    raw.sendall(b"\x04" + bytes([len(body)]) + body)
+    frame = b"\x01\x01x"  # MORE flag, one byte: never the last frame
+    chunk = frame * 65536
+    while True:
+        raw.sendall(chunk)
+
+
+def main(mode: str) -> None:
+    if mode == "crash_at_start":
+        sys.exit(3)
+    if mode == "wrong_token":
+        sock = connect()
+        hello(sock, token="not-the-token")
+        time.sleep(30)
+        return
+    if mode == "no_hello":
+        time.sleep(30)
+        return
+    sock = connect()
+    if mode == "squat":
+        # A routing id like libzmq's automatic ones: harmless against a DEALER.
+        sock.close()
+        sock = zmq.Context().socket(zmq.DEALER)
+        sock.setsockopt(zmq.ROUTING_ID, b"\x00\x80\x00\x00\x29")
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(ENDPOINT)
+    hello(sock)
+    for n, act in enumerate(acts(sock)):
+        if mode in ("crash_mid_game", "crash_every_game") and n == 3:
+            print("hostile bot: crashing on purpose", file=sys.stderr, flush=True)
+            os._exit(1)
+        if mode == "hang":
+            time.sleep(3600)
+        elif mode == "late":
+            time.sleep(0.5)
+            answer(sock, act)
+        elif mode == "not_json":
+            sock.send(b"\xffthis is not json{")
+        elif mode == "wrong_shape":
+            sock.send_json({"type": "action", "seq": act["seq"], "move": "GO"})
+        elif mode == "deep":
+            sock.send(b'{"type":"action","seq":%d,"action":' % act["seq"] + b"[" * 100_000
+                      + b"]" * 100_000 + b"}")
+        elif mode == "illegal":
+            answer(sock, act, action="FOLD")
+        elif mode == "oversize":
+            sock.send_json({"type": "action", "seq": act["seq"], "action": "x" * (2 << 20)})
+        elif mode == "flood":
+            for _ in range(2000):
+                sock.send_json({"type": "action", "seq": 10**6, "action": "GO"})
+            answer(sock, act)
+        elif mode == "stale":
+            answer(sock, {**act, "seq": act["seq"] - 1})
+        elif mode == "multipart":
+            sock.send_multipart([b'{"type":"action",', b'"seq":1}'])
+        elif mode == "raw_zmtp" and n == 2:
+            raw_zmtp_flood()
+        elif mode == "stderr_flood":
+            sys.stderr.write("noise " * 100_000)
+            answer(sock, act)
+        else:
+            answer(sock, act)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,135 @@
+"""Hostile bots against the real referee: real processes, real sockets.
+
+Each hostile bot (tests/hostile/hostile.py) plays stop-me with a well-behaved
+program bot and a built-in bot. For every one: the game completes for the
+others, the fault is recorded with its cause against that seat only, and no
+process of the bot is left running.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from referee.match import Clocks, play_match
+from referee.records import GameRecord
+
+HOSTILE = Path(__file__).parent / "hostile" / "hostile.py"
+FAST = Clocks(deadline_ms=300, time_bank_ms=200, startup_ms=3000, max_strikes=3)
+NORMAL_END = {"instant_win", "tokens_exhausted", "round_cap"}
+
+GOOD_BOT = """\
+from protocol.client import run
+run(lambda observation, legal: legal[0], name="good")
+"""
+
+
+def bot_file(tmp_path: Path, mode: str) -> str:
+    path = tmp_path / f"{mode}.py"
+    path.write_text(
+        "import runpy, sys\n"
+        f"sys.argv = [{str(HOSTILE)!r}, {mode!r}]\n"
+        f"runpy.run_path({str(HOSTILE)!r}, run_name='__main__')\n"
+    )
+    return str(path)
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(pid))
+    return found
+
+
+def play(tmp_path: Path, mode: str, games: int = 1, clocks: Clocks = FAST) -> list[GameRecord]:
+    hostile = bot_file(tmp_path, mode)
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_BOT)
+    records = play_match("stop-me", [hostile, "builtin:random", str(good)], games, seed=5,
+                         clocks=clocks, log_dir=tmp_path / "logs")
+    assert processes_mentioning(str(tmp_path)) == [], "a bot process outlived its match"
+    for record in records:
+        assert not record.void and record.reason in NORMAL_END
+        for seat in record.seats[1:]:  # the well-behaved seats are untouched
+            assert (seat.status, dict(seat.faults), seat.forfeited) == ("ok", {}, False)
+    return records
+
+
+@pytest.mark.parametrize(("mode", "kind", "words"), [
+    ("crash_mid_game", "crash", "exit status 1"),
+    ("hang", "timeout", "no action for seq"),
+    ("late", "timeout", "no action for seq"),
+    ("stale", "timeout", "no action for seq"),
+    ("not_json", "malformed", "not JSON"),
+    ("wrong_shape", "malformed", "wrong shape"),
+    ("deep", "malformed", "wrong shape"),
+    ("multipart", "malformed", "2 frames"),
+    ("illegal", "illegal", "'FOLD' is not one of the legal actions"),
+    ("oversize", "malformed", "connection dropped"),
+    ("flood", "malformed", "flooding"),
+    ("raw_zmtp", "crash", "supervisor died"),
+])
+def test_a_faulty_bot_is_recorded_and_forfeited(tmp_path: Path, mode: str, kind: str,
+                                               words: str) -> None:
+    # The raw ZMTP flood takes a moment to exhaust its supervisor's memory cap:
+    # a long deadline makes sure that happens while the decision is pending.
+    clocks = Clocks(8000, 0, 3000, 3) if mode == "raw_zmtp" else FAST
+    (record,) = play(tmp_path, mode, clocks=clocks)
+    seat = record.seats[0]
+    assert seat.forfeited
+    assert seat.rank == 3, "a forfeited seat ranks last"
+    assert seat.faults.get(kind, 0) >= 1, seat.faults
+    assert any(f.startswith(kind) and words in f for f in seat.fault_log), seat.fault_log
+    assert seat.status == (kind if kind == "crash" else "forfeit")
+
+
+@pytest.mark.parametrize(("mode", "words", "startup_ms"), [
+    ("crash_at_start", "exit status 3", 3000),
+    ("wrong_token", "wrong token", 3000),
+    ("no_hello", "no valid hello within 1000 ms", 1000),
+])
+def test_a_bot_without_a_valid_hello_is_a_no_show(tmp_path: Path, mode: str, words: str,
+                                                  startup_ms: int) -> None:
+    clocks = Clocks(FAST.deadline_ms, FAST.time_bank_ms, startup_ms, FAST.max_strikes)
+    (record,) = play(tmp_path, mode, clocks=clocks)
+    seat = record.seats[0]
+    assert (seat.status, seat.forfeited, seat.asked, seat.rank) == ("no_show", True, 0, 3)
+    assert words in seat.fault_log[0]
+
+
+def test_a_crashed_bot_is_restarted_for_the_next_game(tmp_path: Path) -> None:
+    records = play(tmp_path, "crash_every_game", games=2)
+    for record in records:
+        seat = record.seats[0]
+        assert seat.status == "crash" and seat.asked == 4  # three answers, then the crash
+    assert "crashing on purpose" in (tmp_path / "logs" / "seat0-crash_every_game.stderr.log"
+                                     ).read_text()
+
+
+def test_squatting_a_routing_id_is_harmless(tmp_path: Path) -> None:
+    (record,) = play(tmp_path, "squat")
+    assert record.seats[0].status == "ok" and record.seats[0].asked > 0
+
+
+def test_stderr_is_capped_per_match(tmp_path: Path) -> None:
+    (record,) = play(tmp_path, "stderr_flood")
+    assert record.seats[0].status == "ok"
+    log = (tmp_path / "logs" / "seat0-stderr_flood.stderr.log").read_bytes()
+    assert 64 * 1024 <= len(log) < 64 * 1024 + 200
+    assert b"more bytes of output dropped over the 65536-byte cap" in log
+
+
+def test_fault_notices_reach_the_bot_and_the_game_log_is_kept(tmp_path: Path) -> None:
+    (record,) = play(tmp_path, "illegal")
+    saved = (tmp_path / "logs" / "game-0000.json").read_text()
+    assert '"type":"game_over"' in saved and '"fault_log"' in saved
+
