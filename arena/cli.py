@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,6 +48,8 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def main(verbose: int) -> None:
     """Arena: run hidden-information card games between bots, and rate them."""
+    # SIGTERM unwinds like Ctrl-C, so every bot process is stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     logging.basicConfig(
         level=logging.WARNING - 10 * min(verbose, 2),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

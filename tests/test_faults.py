@@ -133,3 +133,34 @@ def test_fault_notices_reach_the_bot_and_the_game_log_is_kept(tmp_path: Path) ->
     saved = (tmp_path / "logs" / "game-0000.json").read_text()
     assert '"type":"game_over"' in saved and '"fault_log"' in saved
 
+
+
+def test_the_time_bank_absorbs_slow_decisions_until_it_is_spent(tmp_path: Path) -> None:
+    """A bot 150 ms over a 300 ms deadline lives on a 500 ms bank for three decisions."""
+    clocks = Clocks(deadline_ms=300, time_bank_ms=500, startup_ms=3000, max_strikes=1)
+    (record,) = play(tmp_path, "slow", clocks=clocks)
+    seat = record.seats[0]
+    assert seat.status == "forfeit" and seat.faults == {"timeout": 1}
+    assert seat.asked == 4, "three decisions paid from the bank, the fourth timed out"
+
+
+def test_a_referee_failure_voids_the_game_and_the_match_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.games import GAMES, StopMe
+
+    class Broken(StopMe):
+        id = "broken-stop-me"
+
+        def _apply(self, actions):  # type: ignore[no-untyped-def]
+            if self.seed == 5 and self.steps == 3:
+                raise RuntimeError("engine bug")
+            super()._apply(actions)
+
+    monkeypatch.setitem(GAMES, Broken.id, Broken)
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_BOT)
+    records = play_match(Broken.id, [str(good), "builtin:random"], 2, seed=5, clocks=FAST)
+    assert records[0].void and records[0].reason == "void"
+    assert "RuntimeError: engine bug" in (records[0].error or "")
+    assert not records[1].void and records[1].seats[0].status == "ok"
+    assert processes_mentioning(str(tmp_path)) == []

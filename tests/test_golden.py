@@ -21,6 +21,8 @@ GOLDEN = Path(__file__).parent / "golden"
 CASES = [
     ("stop-me-3p-seed7.txt", "stop-me", 7,
      ["builtin:heuristic", "builtin:random", "builtin:random"]),
+    ("dagens-brott-4p-seed3.txt", "dagens-brott", 3,
+     ["builtin:heuristic", "builtin:random", "builtin:random", "builtin:random"]),
 ]
 
 

@@ -90,7 +90,10 @@ def main(mode: str) -> None:
         if mode == "hang":
             time.sleep(3600)
         elif mode == "late":
-            time.sleep(0.5)
+            time.sleep(0.8)
+            answer(sock, act)
+        elif mode == "slow":
+            time.sleep(0.45)
             answer(sock, act)
         elif mode == "not_json":
             sock.send(b"\xffthis is not json{")
