@@ -23,9 +23,10 @@ from .errors import (
     IllegalActionError,
     MalformedActionError,
 )
+from .dagens_brott import DagensBrott
 from .stop_me import StopMe
 
-GAMES: dict[str, type[Game]] = {cls.id: cls for cls in (StopMe,)}
+GAMES: dict[str, type[Game]] = {cls.id: cls for cls in (StopMe, DagensBrott)}
 """Every registered game, by id."""
 
 
@@ -52,7 +53,7 @@ def new_game(
 
 
 __all__ = [
-    "GAMES", "Action", "ActionError", "ConfigError", "Event", "Game", "GameError",
+    "GAMES", "Action", "ActionError", "ConfigError", "DagensBrott", "Event", "Game", "GameError",
     "GameOverError", "IllegalActionError", "MalformedActionError", "Option", "Result",
     "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
 ]

@@ -166,10 +166,11 @@ class Game(ABC):
         """Check the player count and merge ``options`` over the defaults, or raise ConfigError."""
         if isinstance(players, bool) or not isinstance(players, int):
             raise ConfigError(f"{cls.id}: the number of players must be an integer, got {players!r}")
-        if not cls.min_players <= players <= cls.max_players:
+        low, high = cls.player_range(options or {})
+        if not low <= players <= high:
             raise ConfigError(
                 f"{cls.id}: cannot play with {players!r} players; "
-                f"this game takes {cls.min_players} to {cls.max_players} players"
+                f"this game takes {low} to {high} players"
             )
         merged = cls.default_options()
         for key, value in (options or {}).items():
@@ -185,6 +186,17 @@ class Game(ABC):
             merged[key] = copy.deepcopy(value)
         cls.check_options(players, merged)
         return merged
+
+    @classmethod
+    def player_range(cls, options: Mapping[str, Any]) -> tuple[int, int]:
+        """The player counts :meth:`resolve_options` accepts, given the caller's raw ``options``.
+
+        By default ``(min_players, max_players)``: the registry's range, which the
+        conformance suite plays without options. A game with a variant option that
+        admits more seats (for example an unofficial 2-player game) widens the range
+        here and refuses the variant without its option in :meth:`check_options`.
+        """
+        return cls.min_players, cls.max_players
 
     @classmethod
     def check_options(cls, players: int, options: dict[str, Any]) -> None:
