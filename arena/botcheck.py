@@ -17,6 +17,7 @@ from referee.games import get_game
 from referee.match import Clocks, play_match
 from referee.programs import load_program
 from referee.records import GameRecord
+from referee.sandbox import Limits
 
 SLOW_FRACTION = 0.5
 """A reply slower than this share of the deadline is reported as slow."""
@@ -45,7 +46,8 @@ class Findings:
 
 
 def check_bot(path: str, game_id: str, games: int = 3, seed: int = 1,
-              clocks: Clocks | None = None) -> Findings:
+              clocks: Clocks | None = None, sandbox: str = "auto",
+              limits: Limits | None = None) -> Findings:
     """Play ``games`` games of ``game_id`` with the bot in seat 0 and report on it."""
     clocks = clocks or Clocks()
     program = load_program(path)
@@ -53,7 +55,7 @@ def check_bot(path: str, game_id: str, games: int = 3, seed: int = 1,
     bots = [path] + ["builtin:random"] * (cls.min_players - 1)
     findings = Findings(program.name, game_id)
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
-        records = play_match(game_id, bots, games, seed, None, clocks, Path(tmp))
+        records = play_match(game_id, bots, games, seed, None, clocks, Path(tmp), sandbox, limits)
         stderr = b"".join(p.read_bytes() for p in Path(tmp).glob("seat0-*.stderr.log"))
     findings.records = records
     asked = time_ms = 0

@@ -23,6 +23,7 @@ from arena import botcheck
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, play_match
+from referee.sandbox import MODES, Limits
 
 
 def _fail(err: Exception) -> click.ClickException:
@@ -78,9 +79,38 @@ def _clock_options(func: Any) -> Any:
     )):
         func = click.option(name, type=click.IntRange(min=1), default=default,
                             show_default=True, help=text)(func)
-    return click.option("--strikes", type=click.IntRange(min=1), default=defaults.max_strikes,
+    func = click.option("--strikes", type=click.IntRange(min=1), default=defaults.max_strikes,
                         show_default=True,
                         help="Faults before a seat is forfeited for the rest of a game.")(func)
+    return _sandbox_options(func)
+
+
+def _sandbox_options(func: Any) -> Any:
+    """The sandbox mode and resource limits of bot programs."""
+    limits = Limits()
+    for name, default, text in reversed((
+        ("--memory-mb", limits.memory_mb, "Address space of each bot process, MiB."),
+        ("--tree-memory-mb", limits.tree_memory_mb,
+         "Memory of a bot's whole process tree, MiB (cgroups, where available)."),
+        ("--cpu-seconds", limits.cpu_seconds, "CPU seconds of each bot process per match."),
+        ("--processes", limits.processes, "Processes and threads of a bot's whole tree."),
+        ("--file-size-mb", limits.file_size_mb, "Largest file a bot may write, MiB."),
+        ("--open-files", limits.open_files, "Open files of each bot process."),
+        ("--tmp-mb", limits.tmp_mb, "Size of a bot's private /tmp, MiB."),
+    )):
+        func = click.option(name, type=click.IntRange(min=1), default=default,
+                            show_default=True, help=text)(func)
+    return click.option(
+        "--sandbox", type=click.Choice(MODES), default="auto", show_default=True,
+        help="auto: bubblewrap if it works here, else rlimits with a warning; required: "
+             "refuse to run without bubblewrap; none: no sandbox (trusted bots only).")(func)
+
+
+def _limits(kwargs: dict[str, Any]) -> Limits:
+    """Pop the limit options out of a command's keyword arguments."""
+    return Limits(**{k: kwargs.pop(k) for k in (
+        "memory_mb", "tree_memory_mb", "cpu_seconds", "processes", "file_size_mb",
+        "open_files", "tmp_mb")})
 
 
 @main.command()
@@ -98,7 +128,8 @@ def _clock_options(func: Any) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of tables.")
 def play(game: str, bots: tuple[str, ...], count: int, seed: int,
          option_pairs: tuple[str, ...], deadline_ms: int, time_bank_ms: int, startup_ms: int,
-         strikes: int, log_dir: Path | None, as_json: bool) -> None:
+         strikes: int, sandbox: str, log_dir: Path | None, as_json: bool,
+         **limit_options: int) -> None:
     """Play GAME between BOTS, one per seat, and print the results.
 
     A bot is builtin:random, builtin:heuristic, a bot program file (.py or any
@@ -112,9 +143,10 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
     """
     options = _parse_options(option_pairs)
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
+    limits = _limits(limit_options)
     try:
         get_game(game).resolve_options(len(bots), options)
-        records = play_match(game, bots, count, seed, options, clocks, log_dir)
+        records = play_match(game, bots, count, seed, options, clocks, log_dir, sandbox, limits)
     except (GameError, RefereeError) as err:
         raise _fail(err) from err
     if as_json:
@@ -139,12 +171,14 @@ def bot() -> None:
 @_clock_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
-              time_bank_ms: int, startup_ms: int, strikes: int, as_json: bool) -> None:
+              time_bank_ms: int, startup_ms: int, strikes: int, sandbox: str, as_json: bool,
+              **limit_options: int) -> None:
     """Check the bot at PATH: handshake, a few games against built-in bots, and a
     report in plain words of every problem found. Exits non-zero on failure."""
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
+    limits = _limits(limit_options)
     try:
-        findings = botcheck.check_bot(str(path), game, count, seed, clocks)
+        findings = botcheck.check_bot(str(path), game, count, seed, clocks, sandbox, limits)
     except (GameError, RefereeError) as err:
         raise _fail(err) from err
     if as_json:

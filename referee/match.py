@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import select
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from referee.games import Game, canonical_json, get_game, new_game
 from .builtin import is_builtin, make_builtin
 from .programs import BotProgram, build_program, load_program
 from .records import GameRecord, SeatResult, ranks_with_forfeits
+from .sandbox import Limits, check_mode
 from .seats import ProgramSeat
 
 log = logging.getLogger(__name__)
@@ -72,8 +74,10 @@ class Match:
 
     def __init__(self, game_id: str, bots: Sequence[str], games: int, seed: int,
                  options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
-                 log_dir: Path | None = None) -> None:
+                 log_dir: Path | None = None, sandbox: str = "auto",
+                 limits: Limits | None = None) -> None:
         self.cls = get_game(game_id)
+        self.sandbox, self.limits = sandbox, limits or Limits()
         self.options = self.cls.resolve_options(len(bots), options)
         self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
         self.clocks = clocks or Clocks()
@@ -85,22 +89,26 @@ class Match:
             if is_builtin(bot):
                 make_builtin(bot, game_id, 0, 0)
         self.seats: dict[int, ProgramSeat] = {}
+        if self.programs:
+            check_mode(sandbox)  # refuse or warn now, before any bot starts
 
     # ----------------------------------------------------------- lifecycle
     def run(self) -> list[GameRecord]:
         """Play every game; bot processes are always cleaned up, also on Ctrl-C."""
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        built = set()
-        for program in self.programs.values():
-            if program.path not in built:
-                build_program(program)
-                built.add(program.path)
-        try:
-            return [self.play(i) for i in range(self.games)]
-        finally:
-            for seat in self.seats.values():
-                seat.stop(Bye(seq=seat.next_seq(), reason="match over"))
+        with tempfile.TemporaryDirectory(prefix="arena-match-") as workdir:
+            built: dict[Path, BotProgram] = {}
+            for s, program in self.programs.items():
+                if program.path not in built:
+                    built[program.path] = build_program(program, Path(workdir), self.sandbox,
+                                                        self.limits)
+                self.programs[s] = built[program.path]
+            try:
+                return [self.play(i) for i in range(self.games)]
+            finally:
+                for seat in self.seats.values():
+                    seat.stop(Bye(seq=seat.next_seq(), reason="match over"))
 
     def _stderr_path(self, seat: int, program: BotProgram) -> Path | None:
         if not self.log_dir:
@@ -116,7 +124,8 @@ class Match:
         for s, program in self.programs.items():
             seat = self.seats.get(s)
             if seat is None:
-                seat = self.seats[s] = ProgramSeat(s, program, self._stderr_path(s, program))
+                seat = self.seats[s] = ProgramSeat(s, program, self._stderr_path(s, program),
+                                                   sandbox=self.sandbox, limits=self.limits)
             if not seat.running:
                 seat.start([o for o in self.seats.values() if o is not seat])
                 fresh.append(seat)
@@ -312,6 +321,7 @@ class Match:
 
 def play_match(game_id: str, bots: Sequence[str], games: int, seed: int,
                options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
-               log_dir: Path | None = None) -> list[GameRecord]:
+               log_dir: Path | None = None, sandbox: str = "auto",
+               limits: Limits | None = None) -> list[GameRecord]:
     """Play a match; game ``i`` uses seed ``seed + i`` so any one can be replayed alone."""
-    return Match(game_id, bots, games, seed, options, clocks, log_dir).run()
+    return Match(game_id, bots, games, seed, options, clocks, log_dir, sandbox, limits).run()

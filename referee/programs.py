@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import BotSpecError
+from .sandbox import Limits, Sandbox
 
 MANIFEST = "bot.toml"
 PROTOCOLS = ("zmq", "stdio")
@@ -94,12 +96,33 @@ def load_program(spec: str) -> BotProgram:
     return BotProgram(name, path, command, path, protocol, build)
 
 
-def build_program(program: BotProgram, timeout_s: float = BUILD_TIMEOUT_S) -> None:
-    """Run the bot's build command once, in its folder; raise BotSpecError if it fails."""
+def build_program(program: BotProgram, workdir: Path, sandbox: str = "auto",
+                  limits: Limits | None = None,
+                  timeout_s: float = BUILD_TIMEOUT_S) -> BotProgram:
+    """Build a folder bot once, in the sandbox, on a copy under ``workdir``.
+
+    The copy is writable by the sandbox's unprivileged user; the original folder
+    is never written. Returns the program to run (the built copy), or the program
+    itself when it has no build command. Raises BotSpecError if the build fails.
+    """
     if not program.build:
-        return
+        return program
+    copy = workdir / f"build-{program.name}"
+    shutil.copytree(program.path, copy, symlinks=True)
+    for folder, dirs, files in os.walk(copy):
+        for name in dirs + files + ["."]:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode | 0o666 | (0o111 if os.path.isdir(path)
+                                                                  else 0))
+    built = replace(program, path=copy, cwd=copy,
+                    command=tuple(str(copy) + a[len(str(program.path)):]
+                                  if a.startswith(str(program.path)) else a
+                                  for a in program.command))
+    box = Sandbox(sandbox, limits or Limits(), copy, str(workdir))
+    argv = box.argv(program.build, writable_bot=True)
     try:
-        done = subprocess.run(program.build, cwd=program.cwd, capture_output=True,
+        done = subprocess.run(argv, cwd=copy, env=box.env({}), capture_output=True,
                               timeout=timeout_s, check=False)
     except FileNotFoundError:
         raise BotSpecError(f"bot {program.name!r}: build command {program.build[0]!r} "
@@ -110,3 +133,4 @@ def build_program(program: BotProgram, timeout_s: float = BUILD_TIMEOUT_S) -> No
         tail = (done.stderr or done.stdout).decode(errors="replace")[-2000:]
         raise BotSpecError(f"bot {program.name!r}: build {' '.join(program.build)!r} failed "
                            f"with exit status {done.returncode}:\n{tail}")
+    return built

@@ -21,6 +21,7 @@ from typing import Any
 from protocol.codec import encode
 
 from .programs import BotProgram
+from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
 
 log = logging.getLogger(__name__)
@@ -32,8 +33,11 @@ class ProgramSeat:
     """One bot program in one seat of a match; restartable after a crash."""
 
     def __init__(self, seat: int, program: BotProgram, stderr_path: Path | None,
-                 stderr_cap: int = 64 * 1024) -> None:
+                 stderr_cap: int = 64 * 1024, sandbox: str = "auto",
+                 limits: Limits | None = None) -> None:
         self.seat = seat
+        self.sandbox = sandbox
+        self.limits = limits or Limits()
         self.program = program
         self.stderr_path = stderr_path
         self.stderr_cap = stderr_cap
@@ -52,11 +56,12 @@ class ProgramSeat:
 
     def start(self, others: Sequence[ProgramSeat] = ()) -> None:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
-        self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")  # mode 0700
-        endpoint = f"ipc://{self.folder}/seat.sock"
+        # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
+        self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")
         spec = LaunchSpec(
             seat=self.seat, command=self.program.command, cwd=str(self.program.cwd),
-            protocol=self.program.protocol, endpoint=endpoint, token=secrets.token_hex(16),
+            protocol=self.program.protocol, seat_dir=self.folder, token=secrets.token_hex(16),
+            bot_path=str(self.program.path), sandbox=self.sandbox, limits=self.limits,
             stderr_path=str(self.stderr_path) if self.stderr_path else None,
             stderr_cap=self.stderr_cap,
         )

@@ -39,10 +39,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 from protocol import PROTOCOL_VERSION
 from protocol.codec import ProtocolError, decode_bot_message, encode
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
+
+from .sandbox import Limits, Sandbox
 
 log = logging.getLogger("referee.wire")
 
@@ -60,12 +63,21 @@ class LaunchSpec:
     command: tuple[str, ...]
     cwd: str
     protocol: str
-    endpoint: str
+    seat_dir: str
+    """The seat's own folder: its socket lives here, bound into the sandbox."""
     token: str
+    bot_path: str
+    """The bot's file or folder, bound read-only into the sandbox."""
+    sandbox: str = "auto"
+    limits: Limits = field(default_factory=Limits)
     stderr_path: str | None = None
     stderr_cap: int = 64 * 1024
     memory_headroom: int = 256 * 1024 * 1024
-    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def endpoint(self) -> str:
+        """Where the supervisor binds the seat's socket."""
+        return f"ipc://{self.seat_dir}/seat.sock"
 
 
 class _StderrSink(threading.Thread):
@@ -116,23 +128,42 @@ class Supervisor(ABC):
     # --------------------------------------------------------------- the bot
     def start_bot(self) -> None:
         spec = self.spec
-        env = {**os.environ, **spec.env, "ARENA_ENDPOINT": spec.endpoint,
-               "ARENA_TOKEN": spec.token, "PYTHONUNBUFFERED": "1"}
+        self.sandbox = sandbox = Sandbox(spec.sandbox, spec.limits, Path(spec.bot_path),
+                                         spec.seat_dir)
+        env = sandbox.env({"ARENA_ENDPOINT": sandbox.endpoint(), "ARENA_TOKEN": spec.token,
+                           "PYTHONUNBUFFERED": "1"})
+        argv = sandbox.argv(spec.command)
         stdio = spec.protocol == "stdio"
+        gate = sandbox.uses_cgroups
+        if gate:
+            # Hold the process at a gate (one line on its stdin) until it is inside its
+            # cgroups, so that not even its first fork escapes the limits.
+            script = 'read -r _; exec "$@"' if stdio else 'read -r _; exec "$@" </dev/null'
+            argv = ["/bin/sh", "-c", script, "arena-gate", *argv]
         err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                list(spec.command), cwd=spec.cwd, env=env,
-                stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                argv, cwd=spec.cwd, env=env,
+                stdin=subprocess.PIPE if stdio or gate else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if stdio else err_w, stderr=err_w,
                 start_new_session=True,  # its own process group, killed as a whole
             )
         except OSError as err:
             os.close(err_r)
             os.close(err_w)
-            self.report("exited", None, f"could not start {spec.command[0]!r}: {err.strerror}")
+            self.report("exited", None, f"could not start {argv[0]!r}: {err.strerror}")
             raise SystemExit(0) from None
         os.close(err_w)
+        if gate:
+            assert self.proc.stdin
+            sandbox.enter_cgroups(self.proc.pid)
+            try:
+                self.proc.stdin.write(b"go\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass  # it died already; bot_exited() reports it
+            if not stdio:
+                self.proc.stdin.close()
         _StderrSink(err_r, spec.stderr_path, spec.stderr_cap).start()
         if stdio:
             assert self.proc.stdin and self.proc.stdout
@@ -140,14 +171,8 @@ class Supervisor(ABC):
             os.set_blocking(self.proc.stdout.fileno(), False)
 
     def kill_bot(self) -> None:
-        if self.proc is None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        self.proc.kill()
-        self.proc.wait()
+        if self.proc is not None:
+            self.sandbox.kill(self.proc)
 
     # ------------------------------------------------------- bot's messages
     def on_bot_bytes(self, data: bytes) -> None:
@@ -235,7 +260,9 @@ class Supervisor(ABC):
         if self.proc is None or self.proc.poll() is None:
             return False
         code = self.proc.returncode
-        how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
+        if code > 128:  # the sandbox passes on a signal death as 128 + the signal
+            how += f": killed by {_signal_name(code - 128)}"
         self.report("exited", code, f"the bot process ended ({how})")
         return True
 
@@ -254,6 +281,8 @@ class ZmqSupervisor(Supervisor):
                               (zmq.HANDSHAKE_IVL, 5000)):
             sock.setsockopt(option, value)
         sock.bind(self.spec.endpoint)
+        # The sandboxed bot runs as another uid; its folder (0700) keeps others out.
+        os.chmod(os.path.join(self.spec.seat_dir, "seat.sock"), 0o666)
         monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED)
         self.start_bot()
         _cap_memory(self.spec.memory_headroom)
@@ -382,6 +411,13 @@ class StdioSupervisor(Supervisor):
             self.write_some(self.proc.stdin.fileno())
             time.sleep(0.005)
         super().flush(max(0.0, end - time.monotonic()))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return f"signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"signal {number}"
 
 
 def _cap_memory(headroom: int) -> None:

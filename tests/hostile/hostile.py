@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -15,6 +16,7 @@ import time
 
 import zmq
 
+PARAMS: dict = {}  # the tests write the parameters of a mode here
 ENDPOINT = os.environ.get("ARENA_ENDPOINT", "")
 TOKEN = os.environ.get("ARENA_TOKEN", "")
 
@@ -63,7 +65,91 @@ def raw_zmtp_flood() -> None:
         raw.sendall(chunk)
 
 
+def say(text: str) -> None:
+    print(f"hostile: {text}", file=sys.stderr, flush=True)
+
+
+def escape_attempts(mode: str) -> None:
+    """The sandbox tests: try to break out once, say what happened, then play on."""
+    if mode == "memory":
+        hoard = []
+        while True:
+            hoard.append(bytearray(16 << 20))
+    if mode == "forkbomb":
+        children = []
+        try:
+            while True:
+                pid = os.fork()
+                if pid == 0:
+                    time.sleep(120)
+                    os._exit(0)
+                children.append(pid)
+        except OSError as err:
+            say(f"fork failed after {len(children)} children: {err}")
+        for pid in children:  # make room to play on
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    if mode == "cpu_thread":
+        import threading
+
+        def burn() -> None:
+            while True:
+                pass
+
+        threading.Thread(target=burn, daemon=True).start()
+        time.sleep(PARAMS.get("burn_s", 0))
+    if mode == "tcp":
+        try:
+            socket.create_connection(("127.0.0.1", PARAMS["port"]), timeout=2).sendall(b"leak")
+            say("tcp connected")
+        except OSError as err:
+            say(f"tcp refused: {err}")
+    if mode == "read_files":
+        for path in PARAMS["paths"]:
+            try:
+                with open(path, "rb") as secret:
+                    say(f"read {path}: {secret.read()[:40]!r}")
+            except OSError as err:
+                say(f"cannot read {path}: {err.strerror}")
+    if mode == "write_files":
+        for path in PARAMS["paths"]:
+            try:
+                with open(path, "w") as out:
+                    out.write("escaped")
+                say(f"wrote {path}")
+            except OSError as err:
+                say(f"cannot write {path}: {err.strerror}")
+    if mode == "fill_tmp":
+        written = 0
+        try:
+            with open("/tmp/fill", "wb") as out:
+                while True:
+                    out.write(b"x" * (1 << 20))
+                    out.flush()
+                    written += 1
+        except OSError as err:
+            say(f"tmp full after {written} MiB: {err.strerror}")
+    if mode == "immortal_child":
+        if os.fork() == 0:
+            os.setsid()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            time.sleep(600)
+            os._exit(0)
+        say("left an immortal child")
+    if mode == "other_seats":
+        import glob
+
+        found = glob.glob("/tmp/arena-seat*/seat.sock") + glob.glob(PARAMS.get("glob", "/x"))
+        say(f"sockets of other seats: {found}")
+        for path in found:
+            other = zmq.Context().socket(zmq.DEALER)
+            other.connect(f"ipc://{path}")
+            other.send_json({"type": "hello", "protocol": 1, "token": TOKEN, "name": "spy"})
+
+
 def main(mode: str) -> None:
+    escape_attempts(mode)
     if mode == "crash_at_start":
         sys.exit(3)
     if mode == "wrong_token":

@@ -1,0 +1,328 @@
+"""The sandbox every bot process runs in: bubblewrap, resource limits and cgroups.
+
+A bot is a stranger's program. With bubblewrap (``bwrap``) each bot runs with:
+
+* its own network namespace (no network at all: it reaches the referee only
+  through the ``ipc://`` socket in its seat's folder, bound at ``/run/arena``),
+  and its own pid, ipc and uts namespaces, ``--die-with-parent`` and a new
+  session, no capabilities; as an unprivileged uid (``nobody`` when the referee
+  runs as root, else uid 1000 in its own user namespace);
+* the system (``/usr``, ``/etc``), the Python installation and Arena's
+  ``protocol`` and ``referee.games`` packages read-only; the bot's own file or
+  folder read-only at ``/bot``; a private RAM-backed ``/tmp`` with a size cap,
+  the only writable place; its seat's socket at ``/run/arena/seat.sock``;
+  nothing else: not the arena database, its logs, other bots or the home folder;
+* resource limits (:class:`Limits`): address space, CPU seconds, file size and
+  open files as rlimits (applied by ``prlimit`` before ``bwrap``), and the
+  memory and process count of the whole tree through cgroup v1 where the machine
+  allows it (as root), else a per-sandbox ``RLIMIT_NPROC`` inside the sandbox's
+  user namespace.
+
+Without a working bubblewrap the bot runs with rlimits only and one warning
+says what is not isolated (``--sandbox auto``); ``--sandbox required`` refuses
+to run instead, and ``--sandbox none`` runs bots bare, for trusted debugging.
+See docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import RefereeError
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "required", "none")
+BOT_ROOT = "/bot"
+SEAT_ROOT = "/run/arena"
+LIB_ROOT = "/opt/arena"
+SANDBOX_UID = 1000
+"""The bot's uid inside its own user namespace (bwrap run by an ordinary user)."""
+NOBODY = 65534
+"""The bot's uid when the referee runs as root."""
+_CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class SandboxError(RefereeError):
+    """The sandbox was required but cannot be used here."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one bot's process tree for one match (documented defaults)."""
+
+    memory_mb: int = 1024
+    """Address space of each process (RLIMIT_AS)."""
+    cpu_seconds: int = 300
+    """CPU time of each process over the match (RLIMIT_CPU; SIGKILL one second later)."""
+    processes: int = 64
+    """Processes and threads of the whole tree (cgroup pids.max, else RLIMIT_NPROC)."""
+    file_size_mb: int = 16
+    """Largest file a bot may write (RLIMIT_FSIZE)."""
+    open_files: int = 256
+    """Open file descriptors of each process (RLIMIT_NOFILE)."""
+    tmp_mb: int = 64
+    """Size of the private /tmp (RAM-backed)."""
+    tree_memory_mb: int = 2048
+    """Memory of the whole tree (cgroup memory.limit_in_bytes), where cgroups allow."""
+
+
+@dataclass(frozen=True)
+class Support:
+    """What this machine allows: bubblewrap namespaces, cgroup v1 controllers."""
+
+    bwrap: str | None
+    namespaces: bool
+    cgroups: bool
+    reason: str
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> Support:
+    """Find out once whether bubblewrap can create its namespaces here."""
+    bwrap = shutil.which("bwrap")
+    cgroups = os.geteuid() == 0 and all(
+        os.access(_own_cgroup(c), os.W_OK) for c in ("memory", "pids"))
+    if bwrap is None:
+        return Support(None, False, cgroups, "bubblewrap (bwrap) is not installed")
+    try:
+        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--unshare-user",
+                               "--die-with-parent", "--new-session", "true"],
+                              capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return Support(bwrap, False, cgroups, f"bwrap could not run: {err}")
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+        return Support(bwrap, False, cgroups, f"bwrap cannot create namespaces here: {why}")
+    return Support(bwrap, True, cgroups, "ok")
+
+
+def _own_cgroup(controller: str) -> Path:
+    """This process's cgroup folder for a v1 controller (new groups are made inside it)."""
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = line.split(":", 2)
+            if controller in names.split(","):
+                return _CGROUP_ROOT / controller / path.lstrip("/")
+    except OSError:
+        pass
+    return _CGROUP_ROOT / controller
+
+
+def check_mode(mode: str) -> Support:
+    """Validate ``mode`` against this machine; warn once about a weaker sandbox."""
+    if mode not in MODES:
+        raise SandboxError(f"sandbox mode {mode!r} is not one of {', '.join(MODES)}")
+    support = probe()
+    if mode == "none":
+        _warn_once("SANDBOX DISABLED (--sandbox none): bots run as ordinary processes of "
+                   "this user, with no limits, and can read and write your files and use the "
+                   "network. Use this only for bots you trust.")
+    elif not support.namespaces:
+        if mode == "required":
+            raise SandboxError(f"--sandbox required, but {support.reason}; install bubblewrap "
+                               f"(Debian/Ubuntu: apt-get install bubblewrap) or allow "
+                               f"unprivileged user namespaces")
+        _warn_once(f"bots are NOT isolated: {support.reason}. They run with resource limits "
+                   f"only and can see your files and the network. Install bubblewrap "
+                   f"(apt-get install bubblewrap), or pass --sandbox required to refuse.")
+    return support
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_once(text: str) -> None:
+    log.info("warned: %s", text)
+    print(f"arena: warning: {text}", file=sys.stderr)
+
+
+def _library_binds() -> list[str]:
+    """Read-only binds of what a Python bot may import: the interpreter and our SDK."""
+    import protocol
+    import referee.games
+
+    games = os.path.dirname(referee.games.__file__)
+    pairs = [(prefix, prefix) for prefix in sorted(
+        {sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))})]
+    pairs += [(os.path.dirname(protocol.__file__), f"{LIB_ROOT}/protocol"),
+              (games, f"{LIB_ROOT}/referee/games"),
+              (os.path.join(os.path.dirname(games), "__init__.py"),
+               f"{LIB_ROOT}/referee/__init__.py")]
+    binds = _parent_dirs([target for _, target in pairs])
+    for source, target in pairs:
+        binds += ["--ro-bind", source, target]
+    return binds
+
+
+def _parent_dirs(targets: Sequence[str]) -> list[str]:
+    """``--dir`` every missing ancestor first: bwrap would make them mode 0700, which an
+    unprivileged bot could not enter."""
+    made: set[str] = set()
+    out = []
+    for target in targets:
+        parts = Path(target).parent.parts
+        for i in range(2, len(parts) + 1):
+            folder = str(Path(*parts[:i]))
+            if folder not in made:
+                made.add(folder)
+                out += ["--dir", folder]
+    return out
+
+
+class Sandbox:
+    """The sandbox of one bot process: its command line, its cgroups and its end."""
+
+    def __init__(self, mode: str, limits: Limits, bot_path: Path, seat_dir: str) -> None:
+        self.mode, self.limits = mode, limits
+        self.bot_path, self.seat_dir = bot_path, seat_dir
+        self.support = probe() if mode != "none" else Support(None, False, False, "disabled")
+        self.isolated = mode != "none" and self.support.namespaces
+        self.cgroups: list[Path] = []
+
+    # ------------------------------------------------------------ the command
+    def inside(self, arg: str) -> str:
+        """A host path of the bot as the bot sees it inside the sandbox."""
+        if not self.isolated:
+            return arg
+        root = str(self.bot_path)
+        if self.bot_path.is_file():
+            return f"{BOT_ROOT}/{self.bot_path.name}" if arg == root else arg
+        return BOT_ROOT + arg[len(root):] if arg == root or arg.startswith(root + "/") else arg
+
+    def endpoint(self) -> str:
+        """The seat's endpoint as the bot sees it."""
+        folder = SEAT_ROOT if self.isolated else self.seat_dir
+        return f"ipc://{folder}/seat.sock"
+
+    def argv(self, command: Sequence[str], writable_bot: bool = False) -> list[str]:
+        """The full command line: rlimits, then bubblewrap, then the bot's command."""
+        if self.mode == "none":
+            return list(command)
+        lim = self.limits
+        rlimits = ["prlimit", f"--as={lim.memory_mb << 20}",
+                   f"--cpu={lim.cpu_seconds}:{lim.cpu_seconds + 1}",
+                   f"--fsize={lim.file_size_mb << 20}", f"--nofile={lim.open_files}", "--"]
+        if not self.isolated:
+            return rlimits + list(command)
+        bot_bind = "--bind" if writable_bot else "--ro-bind"
+        target = (f"{BOT_ROOT}/{self.bot_path.name}" if self.bot_path.is_file() else BOT_ROOT)
+        bwrap = [
+            self.support.bwrap or "bwrap",
+            "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+            *self._system_links(),
+            *_library_binds(),
+            "--proc", "/proc", "--dev", "/dev",
+            "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
+            "--dir", BOT_ROOT, bot_bind, str(self.bot_path), target,
+            *self._socket_bind(),
+            "--remount-ro", "/",  # nothing writable but /tmp (and the socket)
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "arena-bot",
+            "--die-with-parent", "--new-session", "--chdir", BOT_ROOT,
+        ]
+        inner = [self.inside(a) for a in command]
+        if os.geteuid() == 0:
+            # As root, a user namespace would still map the bot to root outside, able
+            # to read every root-only file it can see: drop to an unprivileged uid
+            # inside instead, with no way back (no_new_privs, no capabilities).
+            bwrap += ["--"]
+            inner = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                     "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--", *inner]
+        else:
+            bwrap += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+                      "--cap-drop", "ALL", "--"]
+        if not self.support.cgroups:
+            # Per sandbox: RLIMIT_NPROC counts the processes of the sandbox's own uid.
+            inner = ["prlimit", f"--nproc={lim.processes}", "--", *inner]
+        return rlimits + bwrap + inner
+
+    def _socket_bind(self) -> list[str]:
+        """Only the seat's socket itself: the bot can connect to it but not write files."""
+        sock = os.path.join(self.seat_dir, "seat.sock")
+        if not os.path.exists(sock):
+            return []  # a stdio bot has no socket
+        return ["--dir", SEAT_ROOT, "--bind", sock, f"{SEAT_ROOT}/seat.sock"]
+
+    @staticmethod
+    def _system_links() -> list[str]:
+        out = []
+        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            path = Path("/") / name
+            if path.is_symlink():
+                out += ["--symlink", os.readlink(path), f"/{name}"]
+            elif path.is_dir():
+                out += ["--ro-bind", str(path), f"/{name}"]
+        return out
+
+    def env(self, extra: dict[str, str]) -> dict[str, str]:
+        """The bot's environment: a clean one inside the sandbox."""
+        if not self.isolated:
+            return {**os.environ, **extra}
+        return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
+                "LANG": "C.UTF-8", "PYTHONPATH": LIB_ROOT, "PYTHONDONTWRITEBYTECODE": "1",
+                **extra}
+
+    # ---------------------------------------------------------------- cgroups
+    @property
+    def uses_cgroups(self) -> bool:
+        return self.mode != "none" and self.support.cgroups
+
+    def enter_cgroups(self, pid: int) -> None:
+        """Put ``pid`` (held at its gate, not yet running the bot) into fresh cgroups."""
+        if not self.uses_cgroups:
+            return
+        name = f"arena-{uuid.uuid4().hex[:12]}"
+        settings = {"memory": {"memory.limit_in_bytes": str(self.limits.tree_memory_mb << 20)},
+                    "pids": {"pids.max": str(self.limits.processes)}}
+        for controller, values in settings.items():
+            folder = _own_cgroup(controller) / name
+            try:
+                folder.mkdir()
+                self.cgroups.append(folder)
+                for key, value in values.items():
+                    (folder / key).write_text(value)
+                (folder / "cgroup.procs").write_text(str(pid))
+            except OSError as err:
+                log.warning("cgroup %s not applied (%s); rlimits still hold", controller, err)
+
+    def kill(self, proc: subprocess.Popen[bytes]) -> None:
+        """End the bot's whole tree: every process in its cgroups, its group, itself."""
+        for _ in range(200):
+            pids = set()
+            for folder in self.cgroups:
+                try:
+                    pids |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+                except OSError:
+                    pass
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if not pids:
+                break
+            time.sleep(0.01)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.kill()
+        proc.wait()
+        for folder in self.cgroups:
+            for _ in range(100):
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.cgroups = []

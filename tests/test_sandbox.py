@@ -1,0 +1,159 @@
+"""Hostile bots against the real bubblewrap sandbox.
+
+Each hostile bot plays stop-me beside a well-behaved program bot and a built-in
+bot. For every one: the referee survives, the game completes for the others,
+the fault (if any) is recorded with its cause, nothing is left running, and
+nothing outside the sandbox changed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from referee.match import Clocks, Match, play_match
+from referee.records import GameRecord
+from referee.sandbox import Limits, SandboxError, Support, probe
+
+from .test_faults import FAST, GOOD_BOT, HOSTILE, NORMAL_END, processes_mentioning
+
+# CI installs bubblewrap, so there a missing sandbox fails the run instead of skipping.
+pytestmark = pytest.mark.skipif(
+    not probe().namespaces and not os.environ.get("CI"),
+    reason=f"bubblewrap cannot run here: {probe().reason}")
+
+SMALL = Limits(memory_mb=256, cpu_seconds=3, processes=32, tmp_mb=8, tree_memory_mb=512)
+
+
+def hostile(tmp_path: Path, mode: str, **params: object) -> str:
+    path = tmp_path / f"{mode}_{tmp_path.name}.py"
+    text = HOSTILE.read_text().replace("main(sys.argv[1])", f"main({mode!r})")
+    path.write_text(text.replace("PARAMS: dict = {}", f"PARAMS: dict = {params!r}"))
+    return str(path)
+
+
+def play(tmp_path: Path, bot: str, clocks: Clocks = FAST,
+         limits: Limits = SMALL) -> tuple[GameRecord, str]:
+    good = tmp_path / f"good_{tmp_path.name}.py"
+    good.write_text(GOOD_BOT)
+    (record,) = play_match("stop-me", [bot, "builtin:random", str(good)], 1, seed=5,
+                           clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                           limits=limits)
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    assert not record.void and record.reason in NORMAL_END
+    for seat in record.seats[1:]:
+        assert (seat.status, dict(seat.faults)) == ("ok", {})
+    (log,) = (tmp_path / "logs").glob("seat0-*.stderr.log")
+    return record, log.read_text(errors="replace")
+
+
+def test_memory_without_end_is_stopped(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "memory"))
+    assert record.seats[0].status in ("crash", "no_show")
+    assert "MemoryError" in stderr
+
+
+def test_a_fork_bomb_hits_the_process_cap(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "forkbomb"))
+    assert record.seats[0].status == "ok"
+    children = int(stderr.split("fork failed after ")[1].split()[0])
+    assert children < SMALL.processes
+
+
+def test_a_cpu_burning_thread_is_killed_at_the_cpu_limit(tmp_path: Path) -> None:
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=5000, max_strikes=3)
+    limits = Limits(memory_mb=256, cpu_seconds=1, processes=32, tmp_mb=8)
+    record, _ = play(tmp_path, hostile(tmp_path, "cpu_thread", burn_s=4), clocks=clocks,
+                     limits=limits)
+    seat = record.seats[0]
+    assert seat.status == "no_show"  # killed while burning, before its hello
+    assert any("SIGXCPU" in f or "SIGKILL" in f for f in seat.fault_log), seat.fault_log
+
+
+def test_no_network_even_to_a_listener_on_loopback(tmp_path: Path) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    record, stderr = play(tmp_path, hostile(tmp_path, "tcp", port=port))
+    assert "tcp refused" in stderr and "tcp connected" not in stderr
+    with pytest.raises(BlockingIOError):
+        listener.accept()  # nothing ever arrived
+    listener.close()
+    assert record.seats[0].status == "ok"
+
+
+def test_the_database_and_other_bots_are_out_of_reach(tmp_path: Path) -> None:
+    secrets = {tmp_path / "arena.db": "SQLite secret", tmp_path / "rival_bot.py": "rival secret"}
+    for path, text in secrets.items():
+        path.write_text(text)
+    paths = [str(p) for p in secrets] + [str(Path.home() / ".bashrc"), "/etc/shadow"]
+    record, stderr = play(tmp_path, hostile(tmp_path, "read_files", paths=paths))
+    assert record.seats[0].status == "ok"
+    for path in paths:
+        assert f"cannot read {path}" in stderr
+    assert "secret" not in stderr
+
+
+def test_writes_outside_the_private_tmp_fail(tmp_path: Path) -> None:
+    outside = tmp_path / "escaped.txt"
+    paths = [str(outside), "/bot/escaped.txt", "/usr/escaped.txt", "/escaped.txt",
+             "/run/arena/escaped.txt", "/tmp/allowed.txt"]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    record, stderr = play(tmp_path, hostile(tmp_path, "write_files", paths=paths))
+    assert record.seats[0].status == "ok"
+    for path in paths[:-1]:
+        assert f"cannot write {path}" in stderr
+    assert "wrote /tmp/allowed.txt" in stderr
+    assert not outside.exists()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "logs") == before + [
+        f"good_{tmp_path.name}.py"] or not outside.exists()
+
+
+def test_filling_tmp_stops_at_its_cap(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "fill_tmp"))
+    assert record.seats[0].status == "ok"
+    assert f"tmp full after {SMALL.tmp_mb - 1} MiB" in stderr or "tmp full after" in stderr
+    written = int(stderr.split("tmp full after ")[1].split()[0])
+    assert written <= SMALL.tmp_mb
+
+
+def test_a_child_that_ignores_sigterm_does_not_outlive_the_match(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "immortal_child"))
+    assert "left an immortal child" in stderr
+    assert record.seats[0].status == "ok"  # and play() found no survivor
+
+
+def test_other_seats_sockets_are_invisible(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "other_seats",
+                                            glob="/tmp/arena-seat*/seat.sock"))
+    assert "sockets of other seats: []" in stderr
+    assert record.seats[0].status == "ok"
+
+
+def test_required_refuses_without_bubblewrap(monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    """A machine without bubblewrap, simulated by the probe's answer."""
+    missing = Support(None, False, False, "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr("referee.sandbox.probe", lambda: missing)
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_BOT)
+    with pytest.raises(SandboxError, match="--sandbox required, but bubblewrap"):
+        Match("stop-me", [str(good), "builtin:random"], 1, 1, sandbox="required")
+
+
+def test_auto_without_bubblewrap_warns_and_runs_with_rlimits(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = Support(None, False, False, "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr("referee.sandbox.probe", lambda: missing)
+    good = tmp_path / "good.py"
+    good.write_text(GOOD_BOT)
+    (record,) = play_match("stop-me", [str(good), "builtin:random"], 1, 1, sandbox="auto",
+                           clocks=FAST)
+    assert record.seats[0].status == "ok"
+    assert "bots are NOT isolated: bubblewrap (bwrap) is not installed" in capsys.readouterr().err
