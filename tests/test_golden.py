@@ -23,6 +23,8 @@ CASES = [
      ["builtin:heuristic", "builtin:random", "builtin:random"]),
     ("dagens-brott-4p-seed3.txt", "dagens-brott", 3,
      ["builtin:heuristic", "builtin:random", "builtin:random", "builtin:random"]),
+    ("stand-and-deliver-4p-seed5.txt", "stand-and-deliver", 5,
+     ["builtin:heuristic", "builtin:random", "builtin:random", "builtin:random"]),
 ]
 
 

@@ -24,9 +24,10 @@ from .errors import (
     MalformedActionError,
 )
 from .dagens_brott import DagensBrott
+from .stand_and_deliver import StandAndDeliver
 from .stop_me import StopMe
 
-GAMES: dict[str, type[Game]] = {cls.id: cls for cls in (StopMe, DagensBrott)}
+GAMES: dict[str, type[Game]] = {cls.id: cls for cls in (StopMe, DagensBrott, StandAndDeliver)}
 """Every registered game, by id."""
 
 
@@ -55,5 +56,5 @@ def new_game(
 __all__ = [
     "GAMES", "Action", "ActionError", "ConfigError", "DagensBrott", "Event", "Game", "GameError",
     "GameOverError", "IllegalActionError", "MalformedActionError", "Option", "Result",
-    "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
+    "StandAndDeliver", "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
 ]

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from referee.games import GAMES, ConfigError, get_game
 from referee.games.rng import SplitMix64
 
-from . import dagens_brott, stop_me
+from . import dagens_brott, stand_and_deliver, stop_me
 
 
 class Policy(Protocol):
@@ -43,6 +43,7 @@ PolicyFactory = Callable[[int], Policy]
 HEURISTICS: dict[str, PolicyFactory] = {
     "stop-me": stop_me.Heuristic,
     "dagens-brott": dagens_brott.Heuristic,
+    "stand-and-deliver": stand_and_deliver.Heuristic,
 }
 
 
