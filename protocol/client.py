@@ -45,10 +45,14 @@ def run(
     name: str = "",
     on_start: Hook | None = None,
     on_end: Hook | None = None,
+    on_events: Callable[[list[dict[str, Any]]], None] | None = None,
     endpoint: str | None = None,
     token: str | None = None,
 ) -> None:
     """Play until the referee says ``bye``; ``act(observation, legal)`` returns an action.
+
+    ``on_events(events)``, if given, first receives the game events that came with
+    each ``act`` and ``end`` (everything this seat may see, piece by piece).
 
     ``endpoint`` and ``token`` default to the environment the referee sets. An
     exception raised by ``act`` is printed with its traceback and ends the bot
@@ -66,11 +70,14 @@ def run(
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
     try:
+        name = (name or os.path.basename(sys.argv[0]))[:64]  # the protocol's limit
         sock.send(json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "token": token,
-                              "name": name or os.path.basename(sys.argv[0])}).encode())
+                              "name": name}).encode())
         while True:
             message = json.loads(sock.recv())
             kind = message.get("type")
+            if on_events and kind in ("act", "end") and message.get("events"):
+                on_events(message["events"])
             if kind == "act":
                 legal = message["legal"]
                 action = act(message["observation"], legal)

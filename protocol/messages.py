@@ -102,6 +102,10 @@ class Act(_Envelope, tag="act", kw_only=True):
     time_bank_ms: int
     observation: dict[str, Any]
     legal: list[Any]
+    events: list[dict[str, Any]] = []
+    """The game's events this seat may see that happened since its previous act (or
+    the start of the game): the public event log, delivered piece by piece (RULES.md
+    C4). Each has a ``type``; a private one has ``to`` (the seats that see it)."""
 
 
 class End(_Envelope, tag="end", kw_only=True):
@@ -112,6 +116,8 @@ class End(_Envelope, tag="end", kw_only=True):
     rank: int
     status: str
     result: dict[str, Any]
+    events: list[dict[str, Any]] = []
+    """The events this seat may see since its last act, up to the end."""
 
 
 class Bye(_Envelope, tag="bye", kw_only=True):

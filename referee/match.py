@@ -17,7 +17,7 @@ import select
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -60,10 +60,12 @@ class _SeatGame:
     time_ms: float = 0.0
     asked: int = 0
     slowest_ms: float = 0.0
+    events_sent: int = 0
 
     def status(self) -> str:
-        if self.first in ("crash", "no_show"):
-            return self.first
+        for kind in ("no_show", "crash"):
+            if self.faults[kind]:
+                return kind
         if self.forfeited:
             return "forfeit"
         return self.first or "ok"
@@ -75,8 +77,12 @@ class Match:
     def __init__(self, game_id: str, bots: Sequence[str], games: int, seed: int,
                  options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
                  log_dir: Path | None = None, sandbox: str = "auto",
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, seeds: Sequence[int] | None = None) -> None:
+        """``seeds``, if given, are the games' seeds (a tournament's deals); otherwise
+        game ``i`` plays ``seed + i``."""
         self.cls = get_game(game_id)
+        self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
+        games = len(self.seeds)
         self.sandbox, self.limits = sandbox, limits or Limits()
         self.options = self.cls.resolve_options(len(bots), options)
         self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
@@ -93,8 +99,11 @@ class Match:
             check_mode(sandbox)  # refuse or warn now, before any bot starts
 
     # ----------------------------------------------------------- lifecycle
-    def run(self) -> list[GameRecord]:
-        """Play every game; bot processes are always cleaned up, also on Ctrl-C."""
+    def run(self, on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
+        """Play every game; bot processes are always cleaned up, also on Ctrl-C.
+
+        ``on_game`` is called with each record as soon as its game ends.
+        """
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="arena-match-") as workdir:
@@ -105,7 +114,12 @@ class Match:
                                                         self.limits)
                 self.programs[s] = built[program.path]
             try:
-                return [self.play(i) for i in range(self.games)]
+                records = []
+                for i in range(self.games):
+                    records.append(self.play(i))
+                    if on_game is not None:
+                        on_game(records[-1])
+                return records
             finally:
                 for seat in self.seats.values():
                     seat.stop(Bye(seq=seat.next_seq(), reason="match over"))
@@ -121,6 +135,11 @@ class Match:
         Returns the seats that did not show up, with why.
         """
         fresh = []
+        for seat in self.seats.values():
+            # A bot that ended between games is restarted before the next one.
+            while seat.running and seat.conn is not None and seat.conn.poll(0):
+                if seat.recv()[0] in ("exited", "died"):
+                    seat.stop()
         for s, program in self.programs.items():
             seat = self.seats.get(s)
             if seat is None:
@@ -156,8 +175,8 @@ class Match:
 
     # --------------------------------------------------------------- a game
     def play(self, index: int) -> GameRecord:
-        """Play game ``index`` (seed ``seed + index``) and return its record."""
-        game_seed = self.seed + index
+        """Play game ``index`` of the match and return its record."""
+        game_seed = self.seeds[index]
         absent = self.ensure_started() if self.programs else {}
         n = len(self.bots)
         state = [_SeatGame(bank_ms=self.clocks.time_bank_ms) for _ in range(n)]
@@ -181,7 +200,8 @@ class Match:
         for s, seat in self._live():
             seat_result = record.seats[s]
             seat.send(End(seq=seat.next_seq(), game_index=index, seat=s, rank=seat_result.rank,
-                          status=seat_result.status, result=game.result.to_json()))
+                          status=seat_result.status, result=game.result.to_json(),
+                          events=self._new_events(game, s, state[s])))
         return record
 
     def _live(self) -> list[tuple[int, ProgramSeat]]:
@@ -221,7 +241,8 @@ class Match:
                 seq = seat.next_seq()
                 seat.send(Act(seq=seq, game_index=index, deadline_ms=self.clocks.deadline_ms,
                               time_bank_ms=int(st.bank_ms), observation=game.view(s),
-                              legal=legal), await_seq=seq)
+                              legal=legal, events=self._new_events(game, s, st)),
+                          await_seq=seq)
                 pending[seat.conn] = (s, seq, time.monotonic(), legal)
                 st.asked += 1
         for s, policy in policies.items():  # in process, while the programs think
@@ -269,10 +290,12 @@ class Match:
                             f"{canonical_json(legal)}", seat=seat, ref_seq=seq)
                 actions[s] = game.default_action(s)
         elif kind == "fault":
+            # The referee plays the default action in the bot's place at once; a valid
+            # answer after the garbage comes too late and is dropped by its seq.
+            self._spend(st, time.monotonic() - t0)
             self._fault(st, report[1], report[2], seat=seat, ref_seq=seq)
-            if st.forfeited:
-                del pending[conn]
-                actions[s] = game.default_action(s)
+            del pending[conn]
+            actions[s] = game.default_action(s)
         elif kind in ("exited", "died"):
             del pending[conn]
             self._crash(s, st, report[-1])
@@ -287,6 +310,13 @@ class Match:
                     self._crash(s, state[s], report[-1])
                 elif report[0] == "fault" and not state[s].forfeited:
                     self._fault(state[s], report[1], report[2], seat=seat)
+
+    @staticmethod
+    def _new_events(game: Game, seat: int, st: _SeatGame) -> list[dict[str, Any]]:
+        """The events ``seat`` may see that it has not been sent yet (RULES.md C4)."""
+        fresh = [e.to_json() for e in game.log[st.events_sent:] if e.visible_to(seat)]
+        st.events_sent = len(game.log)
+        return fresh
 
     def _spend(self, st: _SeatGame, seconds: float) -> None:
         used = seconds * 1000
@@ -310,7 +340,7 @@ class Match:
                        state[s].asked, round(state[s].slowest_ms), tuple(state[s].fault_log))
             for s, bot in enumerate(self.bots)
         )
-        record = GameRecord(self.game_id, self.seed + index, reason, game.decisions, game.steps,
+        record = GameRecord(self.game_id, self.seeds[index], reason, game.decisions, game.steps,
                             seats, index=index, void=void is not None, error=void,
                             events=tuple(game.log_json()))
         if self.log_dir:

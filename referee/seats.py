@@ -63,7 +63,10 @@ class ProgramSeat:
             protocol=self.program.protocol, seat_dir=self.folder, token=secrets.token_hex(16),
             bot_path=str(self.program.path), sandbox=self.sandbox, limits=self.limits,
             stderr_path=str(self.stderr_path) if self.stderr_path else None,
-            stderr_cap=self.stderr_cap,
+            # The cap is per match: a restarted bot only gets what is left of it.
+            stderr_cap=max(0, self.stderr_cap - (self.stderr_path.stat().st_size
+                                                 if self.stderr_path and self.stderr_path.exists()
+                                                 else 0)),
         )
         parent, child = _FORK.Pipe(duplex=True)
         close = [o.conn for o in others if o.conn is not None] + [parent]

@@ -182,7 +182,10 @@ class Supervisor(ABC):
         try:
             message = decode_bot_message(data)
         except ProtocolError as err:
-            self.report("fault", "malformed", str(err))
+            if not self.greeted:  # a bad hello: refused, with the reason, to bot and referee
+                self.refuse("malformed", f"the hello was refused: {err}")
+            else:
+                self.report("fault", "malformed", str(err))
             return
         if not self.greeted:
             self.on_hello(message)
@@ -218,7 +221,7 @@ class Supervisor(ABC):
             self.report("hello", message.name)
 
     def refuse(self, code: str, detail: str) -> None:
-        self.send_to_bot(encode(Error(seq=0, code=code, message=detail)))
+        self.send_to_bot(encode(Error(seq=1, code=code, message=detail)))
         self.refused = True
         self.report("no_show", detail)
 
