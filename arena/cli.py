@@ -20,6 +20,7 @@ from arena import report
 from pathlib import Path
 
 from arena import botcheck
+from arena.cli_league import register
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, play_match
@@ -187,3 +188,6 @@ def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
         report.print_check(findings)
     if not findings.passed:
         raise SystemExit(1)
+
+
+register(main, bot, _sandbox_options, _limits)

@@ -1,0 +1,93 @@
+"""The arena's bot store: registered bots, copied and versioned by content hash.
+
+``arena bot add NAME PATH`` checks the bot (it must say a valid hello in the
+sandbox), then copies its file or folder into the store folder next to the
+database (``arena.db`` keeps its bots in ``arena.bots/``), under
+``NAME/HASH/``. Adding changed files under the same name makes a new version;
+the old version and its results stay.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from multiprocessing.connection import wait
+from pathlib import Path
+
+from leaderboard.store import Store
+from referee.errors import BotSpecError
+from referee.programs import build_program, load_program
+from referee.sandbox import Limits
+from referee.seats import ProgramSeat
+
+HANDSHAKE_S = 10.0
+
+
+def store_folder(db_path: Path) -> Path:
+    """Where the bots of the database at ``db_path`` are kept."""
+    return db_path.with_suffix(".bots")
+
+
+def content_hash(path: Path) -> str:
+    """SHA-256 of a file, or of a folder's relative paths and contents, in sorted order."""
+    digest = hashlib.sha256()
+    if path.is_file():
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    for folder, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for name in sorted(files):
+            full = Path(folder) / name
+            digest.update(str(full.relative_to(path)).encode() + b"\0")
+            digest.update(full.read_bytes() if not full.is_symlink()
+                          else os.readlink(full).encode())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None) -> str:
+    """Start the bot in the sandbox and wait for a valid hello; its name, or BotSpecError."""
+    program = load_program(path)
+    with tempfile.TemporaryDirectory(prefix="arena-add-") as work:
+        program = build_program(program, Path(work), sandbox, limits)
+        log = Path(work) / "stderr.log"
+        seat = ProgramSeat(0, program, log, sandbox=sandbox, limits=limits)
+        seat.start()
+        try:
+            assert seat.conn is not None
+            if not wait([seat.conn], HANDSHAKE_S):
+                raise BotSpecError(f"bot {path!r} said no valid hello within "
+                                   f"{HANDSHAKE_S:.0f} s")
+            report = seat.recv()
+        finally:
+            seat.stop()
+        if report[0] != "hello":
+            tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+            raise BotSpecError(f"bot {path!r} failed its handshake: {report[-1]}"
+                               + (f"\nits stderr ends with:\n{tail}" if tail else ""))
+        return str(report[1])
+
+
+def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
+            limits: Limits | None = None) -> tuple[dict, bool]:
+    """Check, copy and register a bot; returns (bot row, whether a new version was made)."""
+    if not name or "/" in name or name.startswith(".") or name != name.strip():
+        raise BotSpecError(f"bot name {name!r} must be a plain name (no '/', no leading dot)")
+    source = Path(path).expanduser()
+    load_program(str(source))  # a clear error for a missing or unrunnable bot, first
+    handshake(str(source), sandbox, limits)
+    digest = content_hash(source.resolve())
+    target = store_folder(store.path) / name / digest[:16]
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".incoming-"))
+        copy = staging / source.resolve().name
+        if source.is_dir():
+            shutil.copytree(source, copy, symlinks=True)
+        else:
+            shutil.copy2(source, copy)
+        os.replace(staging, target)  # appears whole or not at all
+    stored = target / source.resolve().name
+    return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")

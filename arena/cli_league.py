@@ -1,0 +1,374 @@
+"""The organiser's commands: bots, tournaments, leaderboards, results, replays, demo.
+
+Thin click commands over :mod:`arena.botstore`, :mod:`arena.tournament` and
+:mod:`leaderboard`; library errors become click exceptions here, at the edge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena import botstore, demo, tournament
+from arena.replay import narrate
+from leaderboard import board, views
+from leaderboard.store import Store, StoreError
+from referee.errors import RefereeError
+from referee.games import GameError, get_game
+from referee.match import Clocks
+
+from .schedule import FORMATS, ScheduleError
+
+_ERRORS = (StoreError, GameError, RefereeError, ScheduleError)
+
+
+def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+                        envvar="ARENA_DB", default="arena.db", show_default=True,
+                        help="The arena database (or set ARENA_DB).")(func)
+
+
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+@contextmanager
+def opened(db_path: Path, create: bool = False) -> Iterator[Store]:
+    """The store, with every library error turned into a clear CLI error."""
+    try:
+        store = Store(db_path, create=create)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    try:
+        yield store
+    except _ERRORS as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+# ----------------------------------------------------------------------- bots
+def register(main: click.Group, bot: click.Group, sandbox_options: Callable[..., Any],
+             limits_from: Callable[[dict[str, Any]], Any]) -> None:
+    """Add the organiser's commands to the ``arena`` group and its ``bot`` group."""
+
+    @bot.command("add")
+    @click.argument("name")
+    @click.argument("path", type=click.Path(exists=True, path_type=Path))
+    @db_option
+    @sandbox_options
+    def bot_add(name: str, path: Path, db_path: Path, sandbox: str, **limits: int) -> None:
+        """Check the bot at PATH in the sandbox and register a copy of it as NAME.
+
+        Changed files under the same NAME make a new version; old versions and
+        their results stay."""
+        with opened(db_path, create=True) as store:
+            row, created = botstore.add_bot(store, name, str(path), sandbox, limits_from(limits))
+            what = "added" if created else "unchanged:"
+            click.echo(f"{what} {row['name']} version {row['version']} ({row['hash'][:12]})")
+
+    @bot.command("list")
+    @db_option
+    @click.option("--all", "everything", is_flag=True, help="Include removed bots.")
+    @json_option
+    def bot_list(db_path: Path, everything: bool, as_json: bool) -> None:
+        """List the registered bots and their versions."""
+        with opened(db_path) as store:
+            rows = store.bots(include_removed=everything)
+        if as_json:
+            echo_json(rows)
+        else:
+            views.console().print(views.table("Bots", rows, [
+                ("name", "name"), ("version", "v"), ("kind", "kind"), ("hash", "hash"),
+                ("added_at", "added"), ("removed_at", "removed")]))
+
+    @bot.command("show")
+    @click.argument("name")
+    @db_option
+    @json_option
+    def bot_show(name: str, db_path: Path, as_json: bool) -> None:
+        """Show a bot: its versions and its record in every game."""
+        with opened(db_path) as store:
+            store.bot(name)
+            versions = store.rows("SELECT * FROM bots WHERE name = ? ORDER BY version", (name,))
+            record = store.rows(
+                "SELECT g.game, b.version, COUNT(*) AS games, SUM(s.rank = 1) AS wins, "
+                "AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults FROM seats s "
+                "JOIN games g ON g.id = s.game_id JOIN bots b ON b.id = s.bot_id "
+                "WHERE b.name = ? AND g.void = 0 GROUP BY g.game, b.version "
+                "ORDER BY g.game, b.version", (name,))
+        if as_json:
+            echo_json({"name": name, "versions": versions, "record": record})
+            return
+        out = views.console()
+        out.print(views.table(f"Bot {name}", versions, [
+            ("version", "v"), ("kind", "kind"), ("hash", "hash"), ("path", "stored at"),
+            ("added_at", "added"), ("removed_at", "removed")]))
+        out.print(views.table("Record", record, [
+            ("game", "game"), ("version", "v"), ("games", "games"), ("wins", "wins"),
+            ("mean_rank", "avg rank"), ("faults", "faults")], {"mean_rank": ".2f"}))
+
+    @bot.command("remove")
+    @click.argument("name")
+    @db_option
+    def bot_remove(name: str, db_path: Path) -> None:
+        """Retire a bot from new tournaments; its results and ratings stay."""
+        with opened(db_path) as store:
+            count = store.remove_bot(name)
+        click.echo(f"removed {name} ({count} version(s)); its results stay")
+
+    # ---------------------------------------------------------- tournaments
+    @main.group("tournament")
+    def tournament_group() -> None:
+        """Run, resume and inspect tournaments."""
+
+    @tournament_group.command("run")
+    @click.argument("game")
+    @click.option("--bots", required=True, help="Comma-separated bot names (NAME or NAME@V).")
+    @click.option("--seats", type=click.IntRange(min=1),
+                  help="Seats per game (default: all bots, up to the game's maximum).")
+    @click.option("--games-per-seating", type=click.IntRange(min=1), default=1,
+                  show_default=True, help="Games each seating plays.")
+    @click.option("--duplicate", is_flag=True,
+                  help="Replay each deal in every seat rotation, so luck cancels.")
+    @click.option("--format", "fmt", type=click.Choice(FORMATS), default="round-robin",
+                  show_default=True, help="gauntlet: the first bot against the field.")
+    @click.option("--workers", type=click.IntRange(min=1),
+                  help="Parallel matches (default: the number of cores).")
+    @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+    @click.option("--name", help="The tournament's name (default: GAME-N).")
+    @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
+                  help="A game option (VALUE as JSON), repeatable.")
+    @click.option("--deadline-ms", type=click.IntRange(min=1), default=Clocks().deadline_ms,
+                  show_default=True)
+    @click.option("--time-bank-ms", type=click.IntRange(min=1),
+                  default=Clocks().time_bank_ms, show_default=True)
+    @click.option("--log-dir", type=click.Path(file_okay=False),
+                  help="Keep each match's bot stderr and game logs here.")
+    @db_option
+    @sandbox_options
+    def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: int,
+                       duplicate: bool, fmt: str, workers: int | None, seed: int,
+                       name: str | None, option_pairs: tuple[str, ...], deadline_ms: int,
+                       time_bank_ms: int, log_dir: str | None, db_path: Path, sandbox: str,
+                       **limits: int) -> None:
+        """Run a tournament of GAME between registered bots, in parallel, and rate it.
+
+        Ctrl-C stops it cleanly; every finished game is kept, and
+        `arena tournament resume NAME` plays the rest."""
+        from arena.cli import _parse_options
+
+        names = [b.strip() for b in bots.split(",") if b.strip()]
+        settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms), sandbox,
+                                       limits_from(limits))
+        with opened(db_path, create=True) as store:
+            get_game(game)
+            name = name or _next_name(store, game)
+            tournament.create(store, name=name, game=game, bots=names, seats=seats,
+                              games_per_seating=games_per_seating, duplicate=duplicate,
+                              fmt=fmt, seed=seed, options=_parse_options(option_pairs),
+                              settings=settings)
+            _run(store, name, workers, log_dir)
+
+    @tournament_group.command("resume")
+    @click.argument("name")
+    @click.option("--workers", type=click.IntRange(min=1))
+    @click.option("--log-dir", type=click.Path(file_okay=False))
+    @db_option
+    def tournament_resume(name: str, workers: int | None, log_dir: str | None,
+                          db_path: Path) -> None:
+        """Play the scheduled games of tournament NAME that have no result yet."""
+        with opened(db_path) as store:
+            _run(store, name, workers, log_dir)
+
+    @tournament_group.command("list")
+    @db_option
+    @json_option
+    def tournament_list(db_path: Path, as_json: bool) -> None:
+        """List the tournaments with their progress."""
+        with opened(db_path) as store:
+            rows = store.rows(
+                "SELECT t.name, t.game, t.format, t.seats, t.scheduled, "
+                "(SELECT COUNT(*) FROM games g WHERE g.tournament_id = t.id) AS played, "
+                "t.created_at, t.finished_at FROM tournaments t ORDER BY t.id")
+        if as_json:
+            echo_json(rows)
+        else:
+            views.console().print(views.table("Tournaments", rows, [
+                ("name", "name"), ("game", "game"), ("format", "format"), ("seats", "seats"),
+                ("played", "played"), ("scheduled", "scheduled"), ("created_at", "created"),
+                ("finished_at", "finished")]))
+
+    @tournament_group.command("show")
+    @click.argument("name")
+    @db_option
+    @json_option
+    def tournament_show(name: str, db_path: Path, as_json: bool) -> None:
+        """Show a tournament: settings, progress and its entrants' results."""
+        with opened(db_path) as store:
+            info = tournament.summary(store, name)
+        if as_json:
+            echo_json(info)
+            return
+        out = views.console()
+        out.print(f"{info['name']}: {info['game']}, {info['format']}, {info['seats']} seats, "
+                  f"{info['games_per_seating']} game(s) per seating"
+                  f"{', duplicate deals' if info['duplicate'] else ''}, seed {info['seed']}")
+        out.print(f"played {info['played']} of {info['scheduled']} ({info['void']} void); "
+                  f"{'finished ' + info['finished_at'] if info['finished_at'] else 'not finished'}")
+        out.print(views.table("Entrants", info["entrants"], [
+            ("name", "bot"), ("version", "v"), ("games", "games"), ("wins", "wins"),
+            ("mean_rank", "avg rank"), ("faults", "faults")], {"mean_rank": ".2f"}))
+
+    # ---------------------------------------------------- leaderboard & co
+    @main.command("leaderboard")
+    @click.argument("words", nargs=-1, required=True, metavar="GAME | rebuild GAME")
+    @db_option
+    @json_option
+    def leaderboard(words: tuple[str, ...], db_path: Path, as_json: bool) -> None:
+        """Show the leaderboard of GAME; `arena leaderboard rebuild GAME` recomputes its
+        ratings from the stored results, in canonical order, to the same numbers."""
+        if words[0] == "rebuild":
+            if len(words) != 2:
+                raise click.UsageError("usage: arena leaderboard rebuild GAME")
+            with opened(db_path) as store:
+                board.standings(store, words[1])  # a clear error for an unknown leaderboard
+                count = board.rebuild(store, words[1])
+            click.echo(f"rebuilt {words[1]}: {count} rated games")
+            return
+        if len(words) != 1:
+            raise click.UsageError("usage: arena leaderboard GAME [--json]")
+        game = words[0]
+        with opened(db_path) as store:
+            rows = board.standings(store, game)
+            env = board.environment(store, game)
+        env_json = json.loads(env.to_json())
+        if as_json:
+            echo_json({"game": game, "trueskill": env_json, "leaderboard": rows})
+        else:
+            views.print_leaderboard(game, rows, env_json)
+
+    @main.command("results")
+    @click.argument("game")
+    @click.option("--tournament", "tournament_name", help="Only this tournament.")
+    @db_option
+    @json_option
+    def results(game: str, tournament_name: str | None, db_path: Path, as_json: bool) -> None:
+        """Every game of GAME in canonical order, with each seat's result."""
+        with opened(db_path) as store:
+            where, params = "g.game = ?", [game]
+            if tournament_name:
+                where += " AND g.tournament_id = ?"
+                params.append(store.tournament(tournament_name)["id"])
+            rows = store.rows(
+                "SELECT g.id, t.name AS tournament, g.idx, g.seed, g.deal_group, g.reason, "
+                "g.void, s.seat, b.name AS bot, b.version, s.rank, s.score, s.status "
+                f"FROM games g JOIN tournaments t ON t.id = g.tournament_id "
+                f"JOIN seats s ON s.game_id = g.id JOIN bots b ON b.id = s.bot_id "
+                f"WHERE {where} ORDER BY g.tournament_id, g.idx, s.seat", params)
+        games: list[dict[str, Any]] = []
+        for row in rows:
+            if not games or games[-1]["id"] != row["id"]:
+                games.append({k: row[k] for k in ("id", "tournament", "idx", "seed",
+                                                  "deal_group", "reason")}
+                             | {"void": bool(row["void"]), "seats": []})
+            games[-1]["seats"].append({k: row[k] for k in ("bot", "version", "rank", "score",
+                                                           "status")})
+        if as_json:
+            echo_json(games)
+            return
+        flat = [{**g, "seats": "  ".join(f"{s['bot']}@{s['version']}:{s['rank']}"
+                                          f"{'' if s['status'] == 'ok' else '!' + s['status']}"
+                                          for s in g["seats"])} for g in games]
+        views.console().print(views.table(f"Results: {game}", flat, [
+            ("id", "game id"), ("tournament", "tournament"), ("idx", "#"), ("seed", "seed"),
+            ("reason", "reason"), ("seats", "seat: bot@version:rank")]))
+
+    @main.command("replay")
+    @click.argument("game_id", type=int)
+    @click.option("--seat", type=click.IntRange(min=0), help="Only what this seat saw.")
+    @db_option
+    @json_option
+    def replay(game_id: int, seat: int | None, db_path: Path, as_json: bool) -> None:
+        """The stored event log of one game (GAME_ID from `arena results`), narrated."""
+        with opened(db_path) as store:
+            row = store.one("SELECT g.*, t.name AS tournament FROM games g JOIN tournaments t "
+                            "ON t.id = g.tournament_id WHERE g.id = ?", (game_id,))
+            if row is None:
+                raise click.ClickException(f"no game with id {game_id}; see arena results")
+            seats = store.rows("SELECT s.seat, b.name AS bot, b.version, s.rank, s.status "
+                               "FROM seats s JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? "
+                               "ORDER BY s.seat", (game_id,))
+        if seat is not None and seat >= len(seats):
+            raise click.BadParameter(f"game {game_id} has seats 0..{len(seats) - 1}",
+                                     param_hint="--seat")
+        events = json.loads(row["events"])
+        if seat is not None:
+            events = [e for e in events if "to" not in e or seat in e["to"]]
+        if as_json:
+            echo_json({"id": game_id, "game": row["game"], "tournament": row["tournament"],
+                       "seed": row["seed"], "seats": seats, "seat": seat, "events": events})
+        else:
+            for line in narrate(row["game"], seats, events, seat):
+                click.echo(line)
+
+    @main.command("demo")
+    @click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path),
+                  default="arena-demo.db", show_default=True)
+    @click.option("--workers", type=click.IntRange(min=1))
+    @click.option("--games-per-seating", type=click.IntRange(min=1), default=4,
+                  show_default=True)
+    def demo_command(db_path: Path, workers: int | None, games_per_seating: int) -> None:
+        """Register the bundled example bots, run a short round-robin of every game on all
+        cores, and print the leaderboards."""
+        with opened(db_path, create=True) as store:
+            for game, rows, env in demo.run(store, workers, games_per_seating, _run):
+                views.print_leaderboard(game, rows, env)
+
+    def _next_name(store: Store, game: str) -> str:
+        count = store.one("SELECT COUNT(*) AS n FROM tournaments WHERE game = ?", (game,))
+        n = (count or {}).get("n", 0) + 1
+        while store.one("SELECT 1 AS x FROM tournaments WHERE name = ?", (f"{game}-{n}",)):
+            n += 1
+        return f"{game}-{n}"
+
+    def _run(store: Store, name: str, workers: int | None, log_dir: str | None) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import TimeElapsedColumn, TimeRemainingColumn
+
+        t = store.tournament(name)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                   TextColumn("{task.fields[leader]}"))
+        with Progress(*columns, console=views.console(), transient=False) as bar:
+            task = bar.add_task(name, total=t["scheduled"], leader="")
+
+            def show(progress: tournament.Progress) -> None:
+                rows = board.standings(store, t["game"])
+                leader = (f"leader {rows[0]['bot']}@{rows[0]['version']} "
+                          f"{rows[0]['conservative']:.1f}") if rows else ""
+                bar.update(task, completed=progress.done, leader=leader)
+
+            done = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
+                             (t["id"],))
+            bar.update(task, completed=(done or {}).get("n", 0))
+            try:
+                result = tournament.run(store, name, workers, log_dir, on_progress=show)
+            except KeyboardInterrupt:
+                bar.stop()
+                click.echo(f"interrupted: finished games are kept; continue with "
+                           f"`arena tournament resume {name}`", err=True)
+                raise SystemExit(130) from None
+        for error in result.errors:
+            click.echo(f"error: {error}", err=True)
+        click.echo(f"{name}: {result.done} of {result.total} games played")
+

@@ -1,0 +1,30 @@
+"""Narrate a stored game's event log for `arena replay`: one line per event."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
+    return "-" if value is None else str(value)
+
+
+def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
+            seat: int | None) -> Iterator[str]:
+    """Readable lines: who sat where, then each event, marked private where it was."""
+    view = "the full view" if seat is None else f"seat {seat}'s view"
+    yield f"{game}, {len(seats)} seats, from {view}:"
+    for s in seats:
+        yield (f"  seat {s['seat']}: {s['bot']} v{s['version']} -> rank {s['rank']}"
+               + ("" if s["status"] == "ok" else f" ({s['status']})"))
+    for number, event in enumerate(events, 1):
+        to = event.get("to")
+        mark = "" if to is None else (" [hidden from all]" if not to
+                                      else f" [only seat {', '.join(map(str, to))}]")
+        fields = ", ".join(f"{k}={_value(v)}" for k, v in event.items() if k not in ("type", "to"))
+        yield f"{number:4d}. {event['type']}{mark}: {fields}"

@@ -1,0 +1,145 @@
+"""Tournaments: create one from its settings, run or resume it, report on it.
+
+Every scheduled game is stored in its own transaction, unique by (tournament,
+index), so a tournament interrupted at any moment (Ctrl-C, or ``kill -9`` of
+the organiser) resumes with every game counted exactly once: resuming plays
+only the scheduled games that have no stored result. Ratings follow the
+canonical order (see :mod:`leaderboard.board`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from leaderboard import board
+from leaderboard.ratings import Environment
+from leaderboard.store import Store, StoreError
+from referee.games import get_game
+from referee.match import Clocks
+from referee.sandbox import Limits, check_mode
+
+from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
+from .schedule import make_schedule
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a tournament's matches are played; stored with it, reused on resume."""
+
+    clocks: Clocks = Clocks()
+    sandbox: str = "auto"
+    limits: Limits = Limits()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"clocks": asdict(self.clocks), "sandbox": self.sandbox,
+                "limits": asdict(self.limits)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Settings:
+        return cls(Clocks(**data["clocks"]), data["sandbox"], Limits(**data["limits"]))
+
+
+def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: int | None,
+           games_per_seating: int, duplicate: bool, fmt: str, seed: int,
+           options: dict[str, Any], settings: Settings,
+           environment: Environment | None = None) -> int:
+    """Validate everything, build the schedule and store the tournament; its id."""
+    cls = get_game(game)
+    seats = seats or min(len(bots), cls.max_players)
+    resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
+    rows = [store.bot(*_name_version(b)) for b in bots]
+    schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
+                             fmt, seed)
+    board.environment(store, game, environment)
+    return store.create_tournament(
+        {"name": name, "game": game, "format": fmt, "seats": seats,
+         "games_per_seating": games_per_seating, "duplicate": duplicate, "seed": seed,
+         "options": resolved, "settings": settings.to_json()},
+        [r["id"] for r in rows], [g.to_row() for g in schedule])
+
+
+def _name_version(spec: str) -> tuple[str, int | None]:
+    """``NAME`` or ``NAME@VERSION``."""
+    name, _, version = spec.partition("@")
+    if version and not version.isdigit():
+        raise StoreError(f"bot {spec!r}: a version is a number, as in {name}@2")
+    return name, int(version) if version else None
+
+
+@dataclass
+class Progress:
+    """What the runner reports while it runs."""
+
+    total: int
+    done: int
+    errors: list[str]
+
+
+def run(store: Store, name: str, workers: int | None = None, log_dir: str | None = None,
+        on_progress: Callable[[Progress], None] | None = None) -> Progress:
+    """Play every scheduled game of tournament ``name`` that has no result yet."""
+    t = store.tournament(name)
+    settings = Settings.from_json(t["settings"])
+    check_mode(settings.sandbox)
+    missing = store.missing_games(t["id"])
+    paths = {r["id"]: r["path"] for r in store.rows("SELECT id, path FROM bots")}
+    jobs: dict[int, list[dict]] = {}
+    for row in missing:
+        jobs.setdefault(row["match"], []).append(row)
+    match_jobs = [
+        MatchJob(key, t["game"], tuple(paths[b] for b in rows[0]["seating"]), tuple(rows),
+                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir)
+        for key, rows in sorted(jobs.items())]
+    progress = Progress(t["scheduled"], t["scheduled"] - len(missing), [])
+    outstanding = sorted(row["idx"] for row in missing)
+
+    def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
+        scheduled = job.games[position]
+        if store.record_game(t["id"], scheduled, t["game"], record) is not None:
+            progress.done += 1
+        outstanding.remove(scheduled["idx"])
+        # Rate the finished prefix only: canonical order, whatever finished first.
+        through = (outstanding[0] - 1) if outstanding else scheduled["idx"]
+        board.update(store, t["game"], through=(t["id"], through) if outstanding else None)
+        if on_progress:
+            on_progress(progress)
+
+    def on_error(job: MatchJob, error: str) -> None:
+        progress.errors.append(f"match {job.key}: {error}")
+        log.error("tournament %s, match %d: %s", name, job.key, error)
+
+    executor: Executor = (InlineExecutor() if workers == 1
+                          else ProcessExecutor(workers or os.cpu_count() or 1))
+    try:
+        executor.run(match_jobs, on_game, on_error)
+    finally:
+        board.update(store, t["game"])  # everything stored, in canonical order
+    if not store.missing_games(t["id"]):
+        store.finish_tournament(t["id"])
+    return progress
+
+
+def summary(store: Store, name: str) -> dict[str, Any]:
+    """A tournament's settings, progress and standings among its entrants."""
+    t = store.tournament(name)
+    played = store.one("SELECT COUNT(*) AS n, SUM(void) AS void FROM games "
+                       "WHERE tournament_id = ?", (t["id"],)) or {}
+    entrants = store.rows(
+        "SELECT b.name, b.version, COUNT(s.game_id) AS games, "
+        "SUM(s.rank = 1) AS wins, AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults "
+        "FROM entrants e JOIN bots b ON b.id = e.bot_id "
+        "LEFT JOIN games g ON g.tournament_id = e.tournament_id AND g.void = 0 "
+        "LEFT JOIN seats s ON s.game_id = g.id AND s.bot_id = e.bot_id "
+        "WHERE e.tournament_id = ? GROUP BY e.position ORDER BY e.position", (t["id"],))
+    return {"name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
+            "games_per_seating": t["games_per_seating"], "duplicate": bool(t["duplicate"]),
+            "seed": t["seed"], "options": t["options"], "settings": t["settings"],
+            "scheduled": t["scheduled"], "played": played.get("n") or 0,
+            "void": played.get("void") or 0, "created_at": t["created_at"],
+            "finished_at": t["finished_at"], "entrants": entrants}

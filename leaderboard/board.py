@@ -1,0 +1,165 @@
+"""Leaderboards: TrueSkill ratings applied to stored results, in canonical order.
+
+One leaderboard per game id. Its TrueSkill environment (mu, sigma, beta, tau,
+draw probability) is stored with it. Games are rated in the schedule's
+canonical order, by (tournament, index), never in the order they happened to
+finish: the runner rates only the finished prefix of a tournament while it
+runs, and a game stored behind games already rated (a resumed tournament, say)
+triggers a rebuild. So the same results always give the same ratings, bit for
+bit, and :func:`rebuild` recomputes exactly the numbers stored.
+
+Every seat of a game is a one-player team (free-for-all); ranks tie as draws; a
+forfeited seat has already been ranked last by the referee; void games are
+never rated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .ratings import Environment, Rating, rate_ffa
+from .store import Store, StoreError
+
+
+@dataclass
+class _Standing:
+    rating: Rating
+    games: int = 0
+    wins: int = 0
+    rank_sum: int = 0
+    faults: int = 0
+
+
+def environment(store: Store, game: str, default: Environment | None = None) -> Environment:
+    """The stored environment of ``game``'s leaderboard; created from ``default`` if new."""
+    row = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
+    if row is None:
+        env = default or Environment()
+        with store.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO leaderboards (game, mu, sigma, beta, tau, "
+                         "draw_probability) VALUES (?, ?, ?, ?, ?, ?)",
+                         (game, env.mu, env.sigma, env.beta, env.tau, env.draw_probability))
+        return env
+    return Environment(mu=row["mu"], sigma=row["sigma"], beta=row["beta"], tau=row["tau"],
+                       draw_probability=row["draw_probability"])
+
+
+def _games(store: Store, game: str, after: tuple[int, int] | None,
+           through: tuple[int, int] | None) -> Iterable[tuple[int, int, int, int, list]]:
+    """(game id, tournament, idx, void, [(bot, rank, faulty)...]) in canonical order."""
+    where, params = ["g.game = ?"], [game]
+    if after is not None:
+        where.append("(g.tournament_id, g.idx) > (?, ?)")
+        params += list(after)
+    if through is not None:
+        where.append("(g.tournament_id, g.idx) <= (?, ?)")
+        params += list(through)
+    cursor = store.db.execute(
+        "SELECT g.id, g.tournament_id, g.idx, g.void, s.bot_id, s.rank, s.status != 'ok' "
+        f"FROM games g JOIN seats s ON s.game_id = g.id WHERE {' AND '.join(where)} "
+        "ORDER BY g.tournament_id, g.idx, s.seat", params)
+    current: list = []
+    key = None
+    for gid, tid, idx, void, bot, rank, faulty in cursor:
+        if key is not None and key[0] != gid:
+            yield (*key, current)
+            current = []
+        key = (gid, tid, idx, void)
+        current.append((bot, rank, faulty))
+    if key is not None:
+        yield (*key, current)
+
+
+def _load(store: Store, game: str, env: Environment) -> dict[int, _Standing]:
+    return {r["bot_id"]: _Standing(Rating(r["mu"], r["sigma"]), r["games"], r["wins"],
+                                   r["rank_sum"], r["faults"])
+            for r in store.rows("SELECT * FROM ratings WHERE game = ?", (game,))}
+
+
+def _apply(table: dict[int, _Standing], env: Environment, seats: list) -> None:
+    fresh = Rating(env.mu, env.sigma)
+    players = [table.setdefault(bot, _Standing(fresh)) for bot, _, _ in seats]
+    new = rate_ffa(env, [p.rating for p in players], [rank for _, rank, _ in seats])
+    for standing, rating, (_, rank, faulty) in zip(players, new, seats, strict=True):
+        standing.rating = rating
+        standing.games += 1
+        standing.wins += rank == 1
+        standing.rank_sum += rank
+        standing.faults += bool(faulty)
+
+
+def _save(store: Store, game: str, table: dict[int, _Standing], rated: list[int],
+          last: tuple[int, int], count: int, reset: bool) -> None:
+    with store.transaction() as conn:
+        if reset:
+            conn.execute("DELETE FROM ratings WHERE game = ?", (game,))
+            conn.execute("UPDATE games SET rated = 0 WHERE game = ?", (game,))
+        conn.executemany(
+            "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(game, bot, s.rating.mu, s.rating.sigma, s.games, s.wins, s.rank_sum, s.faults)
+             for bot, s in table.items()])
+        for start in range(0, len(rated), 500):
+            chunk = rated[start:start + 500]
+            conn.execute(f"UPDATE games SET rated = 1 WHERE id IN ({','.join('?' * len(chunk))})",
+                         chunk)
+        conn.execute("UPDATE leaderboards SET rated_tournament = ?, rated_idx = ?, "
+                     "rated_games = ? WHERE game = ?", (*last, count, game))
+
+
+def update(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
+    """Rate the stored games of ``game`` not rated yet, up to ``through`` (inclusive).
+
+    Returns how many games were rated. If an unrated game sorts before one already
+    rated, the whole leaderboard is rebuilt instead, so the order stays canonical.
+    """
+    env = environment(store, game)
+    state = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
+    assert state is not None
+    last = (state["rated_tournament"], state["rated_idx"])
+    behind = store.one("SELECT 1 AS x FROM games WHERE game = ? AND rated = 0 AND "
+                       "(tournament_id, idx) < (?, ?) LIMIT 1", (game, *last))
+    if behind:
+        return rebuild(store, game, through)
+    table = _load(store, game, env)
+    rated, count = [], state["rated_games"]
+    for gid, tid, idx, void, seats in _games(store, game, last, through):
+        if not void:
+            _apply(table, env, seats)
+            count += 1
+        rated.append(gid)
+        last = (tid, idx)
+    if rated:
+        _save(store, game, table, rated, last, count, reset=False)
+    return len(rated)
+
+
+def rebuild(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
+    """Recompute ``game``'s ratings from every stored result, in canonical order."""
+    env = environment(store, game)
+    table: dict[int, _Standing] = {}
+    rated, count, last = [], 0, (0, -1)
+    for gid, tid, idx, void, seats in _games(store, game, None, through):
+        if not void:
+            _apply(table, env, seats)
+            count += 1
+        rated.append(gid)
+        last = (tid, idx)
+    _save(store, game, table, rated, last, count, reset=True)
+    return count
+
+
+def standings(store: Store, game: str) -> list[dict]:
+    """The leaderboard of ``game``, best first by the conservative rating mu - 3 sigma."""
+    if store.one("SELECT 1 AS x FROM leaderboards WHERE game = ?", (game,)) is None:
+        known = [r["game"] for r in store.rows("SELECT game FROM leaderboards ORDER BY game")]
+        raise StoreError(f"no leaderboard for {game!r} yet" + (
+            f"; leaderboards: {', '.join(known)}" if known else "; run a tournament first"))
+    rows = store.rows(
+        "SELECT b.name AS bot, b.version, r.mu, r.sigma, r.mu - 3 * r.sigma AS conservative, "
+        "r.games, r.wins, CAST(r.rank_sum AS REAL) / r.games AS mean_rank, r.faults "
+        "FROM ratings r JOIN bots b ON b.id = r.bot_id WHERE r.game = ? "
+        "ORDER BY conservative DESC, b.name, b.version", (game,))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    return rows

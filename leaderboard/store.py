@@ -1,0 +1,305 @@
+"""The SQLite store: bots, tournaments, their schedules, game results and ratings.
+
+One database file (``./arena.db`` by default), managed with sqlite-utils, in WAL
+mode, with numbered schema migrations. Results are append-only: one game per
+transaction (``BEGIN IMMEDIATE``), its row unique by (tournament, index), so a
+game is counted exactly once however often a tournament is resumed. Ratings
+are derived data: they can always be rebuilt from the stored results, in the
+schedule's canonical order, to the same numbers.
+
+Readable by any SQLite tool (Datasette, the sqlite3 shell): JSON columns hold
+JSON text, times are ISO 8601 UTC strings.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+APPLICATION = "arena"
+BUSY_TIMEOUT_S = 5.0
+"""How long a writer waits for another one (a running tournament) before giving up."""
+SCHEMA_VERSION = 1
+
+
+class StoreError(Exception):
+    """The database cannot be used: corrupt, foreign, newer, locked or missing."""
+
+
+def now() -> str:
+    """The current time as an ISO 8601 UTC string."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE bots (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, version INTEGER NOT NULL,
+        hash TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL,
+        added_at TEXT NOT NULL, removed_at TEXT,
+        UNIQUE (name, version), UNIQUE (name, hash));
+    CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, game TEXT NOT NULL,
+        format TEXT NOT NULL, seats INTEGER NOT NULL, games_per_seating INTEGER NOT NULL,
+        duplicate INTEGER NOT NULL, seed INTEGER NOT NULL, options TEXT NOT NULL,
+        settings TEXT NOT NULL, scheduled INTEGER NOT NULL,
+        created_at TEXT NOT NULL, finished_at TEXT);
+    CREATE TABLE entrants (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        position INTEGER NOT NULL, bot_id INTEGER NOT NULL REFERENCES bots(id),
+        PRIMARY KEY (tournament_id, position));
+    CREATE TABLE schedule (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id), idx INTEGER NOT NULL,
+        match INTEGER NOT NULL, deal_group INTEGER NOT NULL, seed INTEGER NOT NULL,
+        seating TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, idx));
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY, tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        idx INTEGER NOT NULL, game TEXT NOT NULL, seed INTEGER NOT NULL,
+        deal_group INTEGER NOT NULL, reason TEXT NOT NULL, void INTEGER NOT NULL,
+        error TEXT, decisions INTEGER NOT NULL, steps INTEGER NOT NULL,
+        finished_at TEXT NOT NULL, rated INTEGER NOT NULL DEFAULT 0, events TEXT NOT NULL,
+        UNIQUE (tournament_id, idx));
+    CREATE INDEX games_by_game ON games (game, tournament_id, idx);
+    CREATE TABLE seats (
+        game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id), rank INTEGER NOT NULL,
+        score REAL NOT NULL, status TEXT NOT NULL, forfeited INTEGER NOT NULL,
+        faults TEXT NOT NULL, fault_log TEXT NOT NULL, time_ms INTEGER NOT NULL,
+        asked INTEGER NOT NULL, details TEXT NOT NULL,
+        PRIMARY KEY (game_id, seat));
+    CREATE INDEX seats_by_bot ON seats (bot_id);
+    CREATE TABLE leaderboards (
+        game TEXT PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL, beta REAL NOT NULL,
+        tau REAL NOT NULL, draw_probability REAL NOT NULL,
+        rated_tournament INTEGER NOT NULL DEFAULT 0, rated_idx INTEGER NOT NULL DEFAULT -1,
+        rated_games INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE ratings (
+        game TEXT NOT NULL, bot_id INTEGER NOT NULL REFERENCES bots(id),
+        mu REAL NOT NULL, sigma REAL NOT NULL, games INTEGER NOT NULL,
+        wins INTEGER NOT NULL, rank_sum INTEGER NOT NULL, faults INTEGER NOT NULL,
+        PRIMARY KEY (game, bot_id));
+    """,
+}
+
+
+class Store:
+    """An open Arena database."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not self.path.exists() and not create:
+            raise StoreError(f"no database at {str(self.path)!r}; run a command that "
+                             f"creates it (arena bot add, arena tournament run) or pass --db")
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            conn.execute("PRAGMA foreign_keys = ON")
+            self.db = sqlite_utils.Database(conn)
+            self._check_and_migrate()
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as err:
+            raise StoreError(self._explain(err)) from None
+
+    def _explain(self, err: sqlite3.DatabaseError) -> str:
+        text = str(err)
+        if "locked" in text or "busy" in text:
+            return (f"database {str(self.path)!r} is locked by another process "
+                    f"(a running tournament?); try again when it is done")
+        if "not a database" in text or "malformed" in text or "corrupt" in text:
+            return f"{str(self.path)!r} is not a usable SQLite database ({text}); nothing changed"
+        return f"database {str(self.path)!r}: {text}"
+
+    def _check_and_migrate(self) -> None:
+        tables = set(self.db.table_names())
+        if tables and "meta" not in tables:
+            raise StoreError(f"{str(self.path)!r} is an SQLite database of something else "
+                             f"(tables {sorted(tables)[:5]}); Arena will not touch it")
+        version = 0
+        if "meta" in tables:
+            meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+            if meta.get("application") != APPLICATION:
+                raise StoreError(f"{str(self.path)!r} is not an Arena database "
+                                 f"(application {meta.get('application')!r})")
+            version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{str(self.path)!r} has schema version {version}, newer than "
+                             f"this Arena ({SCHEMA_VERSION}); upgrade Arena to use it")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            with self.transaction() as conn:
+                for statement in _split(_MIGRATIONS[target]):
+                    conn.execute(statement)
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('application', ?)",
+                             (APPLICATION,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                             (str(target),))
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken at once (BEGIN IMMEDIATE), so writers never deadlock."""
+        conn = self.db.conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for other writers
+        except sqlite3.OperationalError as err:
+            raise StoreError(self._explain(err)) from None
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # ------------------------------------------------------------------- bots
+    def add_bot(self, name: str, digest: str, path: str, kind: str) -> tuple[dict, bool]:
+        """Register a bot version; returns (row, created). The same content is one version."""
+        with self.transaction() as conn:
+            found = self.one("SELECT * FROM bots WHERE name = ? AND hash = ?", (name, digest))
+            if found:
+                if found["removed_at"]:
+                    conn.execute("UPDATE bots SET removed_at = NULL WHERE id = ?", (found["id"],))
+                    found["removed_at"] = None
+                return found, False
+            last = self.one("SELECT MAX(version) AS v FROM bots WHERE name = ?", (name,))
+            version = (last["v"] or 0) + 1 if last else 1
+            cursor = conn.execute(
+                "INSERT INTO bots (name, version, hash, path, kind, added_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)", (name, version, digest, path, kind, now()))
+            row = self.one("SELECT * FROM bots WHERE id = ?", (cursor.lastrowid,))
+            assert row is not None
+            return row, True
+
+    def bots(self, include_removed: bool = False) -> list[dict]:
+        """Every bot version, newest version last within a name."""
+        where = "" if include_removed else "WHERE removed_at IS NULL"
+        return self.rows(f"SELECT * FROM bots {where} ORDER BY name, version")
+
+    def bot(self, name: str, version: int | None = None) -> dict:
+        """A bot by name (its newest active version, or ``version``); StoreError if unknown."""
+        if version is None:
+            row = self.one("SELECT * FROM bots WHERE name = ? AND removed_at IS NULL "
+                           "ORDER BY version DESC LIMIT 1", (name,))
+        else:
+            row = self.one("SELECT * FROM bots WHERE name = ? AND version = ?", (name, version))
+        if row is None:
+            known = sorted({b["name"] for b in self.bots()})
+            raise StoreError(f"no bot {name!r}" + (f" version {version}" if version else "")
+                             + (f"; registered bots: {', '.join(known)}" if known
+                                else "; register one with: arena bot add NAME PATH"))
+        return row
+
+    def remove_bot(self, name: str) -> int:
+        """Retire every version of a bot; its results stay. Returns the versions retired."""
+        self.bot(name)
+        with self.transaction() as conn:
+            return conn.execute("UPDATE bots SET removed_at = ? WHERE name = ? AND "
+                                "removed_at IS NULL", (now(), name)).rowcount
+
+    # ------------------------------------------------------------ tournaments
+    def create_tournament(self, row: Mapping[str, Any], entrants: Sequence[int],
+                          schedule: Sequence[Mapping[str, Any]]) -> int:
+        """Store a tournament with its entrants and whole schedule, in one transaction."""
+        with self.transaction() as conn:
+            if self.one("SELECT id FROM tournaments WHERE name = ?", (row["name"],)):
+                raise StoreError(f"a tournament named {row['name']!r} exists already; "
+                                 f"resume it with: arena tournament resume {row['name']}")
+            cursor = conn.execute(
+                "INSERT INTO tournaments (name, game, format, seats, games_per_seating, "
+                "duplicate, seed, options, settings, scheduled, created_at) VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row["name"], row["game"], row["format"], row["seats"],
+                 row["games_per_seating"], int(row["duplicate"]), row["seed"],
+                 dumps(row["options"]), dumps(row["settings"]), len(schedule), now()))
+            tid = cursor.lastrowid
+            conn.executemany("INSERT INTO entrants VALUES (?, ?, ?)",
+                             [(tid, i, b) for i, b in enumerate(entrants)])
+            conn.executemany(
+                "INSERT INTO schedule VALUES (?, ?, ?, ?, ?, ?)",
+                [(tid, g["idx"], g["match"], g["deal_group"], g["seed"], dumps(g["seating"]))
+                 for g in schedule])
+            assert tid is not None
+            return tid
+
+    def tournament(self, name: str) -> dict:
+        row = self.one("SELECT * FROM tournaments WHERE name = ?", (name,))
+        if row is None:
+            known = [t["name"] for t in self.rows("SELECT name FROM tournaments ORDER BY id")]
+            raise StoreError(f"no tournament {name!r}" + (
+                f"; known: {', '.join(known)}" if known else ""))
+        row["options"] = json.loads(row["options"])
+        row["settings"] = json.loads(row["settings"])
+        return row
+
+    def missing_games(self, tournament_id: int) -> list[dict]:
+        """Scheduled games without a stored result, in canonical order."""
+        rows = self.rows(
+            "SELECT s.* FROM schedule s LEFT JOIN games g ON g.tournament_id = s.tournament_id "
+            "AND g.idx = s.idx WHERE s.tournament_id = ? AND g.id IS NULL ORDER BY s.idx",
+            (tournament_id,))
+        for row in rows:
+            row["seating"] = json.loads(row["seating"])
+        return rows
+
+    def finish_tournament(self, tournament_id: int) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE tournaments SET finished_at = ? WHERE id = ? AND "
+                         "finished_at IS NULL", (now(), tournament_id))
+
+    # ----------------------------------------------------------------- results
+    def record_game(self, tournament_id: int, scheduled: Mapping[str, Any], game: str,
+                    record: Mapping[str, Any]) -> int | None:
+        """Store one game and its seats in one transaction; None if already stored."""
+        with self.transaction() as conn:
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO games (tournament_id, idx, game, seed, deal_group, reason, "
+                    "void, error, decisions, steps, finished_at, events) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (tournament_id, scheduled["idx"], game, scheduled["seed"],
+                     scheduled["deal_group"], record["reason"], int(record.get("void", False)),
+                     record.get("error"), record["decisions"], record["steps"], now(),
+                     dumps(record.get("events", []))))
+            except sqlite3.IntegrityError:
+                return None  # stored before: every game counts exactly once
+            game_id = cursor.lastrowid
+            conn.executemany(
+                "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(game_id, s, bot_id, seat["rank"], seat["score"], seat["status"],
+                  int(seat["forfeited"]), dumps(seat["faults"]), dumps(seat["fault_log"]),
+                  seat["time_ms"], seat["asked"], dumps(seat["details"]))
+                 for s, (bot_id, seat) in enumerate(zip(scheduled["seating"], record["seats"],
+                                                        strict=True))])
+            return game_id
+
+    # ------------------------------------------------------------------ reads
+    def rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict]:
+        """Rows of a query as dicts."""
+        try:
+            cursor = self.db.execute(sql, params)
+        except sqlite3.DatabaseError as err:
+            raise StoreError(self._explain(err)) from None
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> dict | None:
+        found = self.rows(sql, params)
+        return found[0] if found else None
+
+
+def _split(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text for a JSON column."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)

@@ -1,0 +1,349 @@
+"""Tournaments end to end: real bots, real SQLite files, real processes.
+
+Schedules (fairness, duplicate groups, determinism), the bot store, exact
+resume after ``kill -9`` of the organiser at random moments, ratings equal to a
+direct recomputation with the trueskill package, identical rebuilds, and clear
+errors for bad input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import trueskill
+
+from arena import botstore, tournament
+from arena.schedule import ScheduleError, make_schedule
+from leaderboard import board
+from leaderboard.store import Store, StoreError
+
+from .test_faults import processes_mentioning
+
+ROOT = Path(__file__).parent.parent
+RANDOM_BOT = ROOT / "bots" / "random_bot.py"
+FIRST_BOT = """\
+from protocol.client import run
+run(lambda observation, legal: legal[0], name="first")
+"""
+
+
+def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)],
+                          capture_output=True, text=True, timeout=300)
+
+
+# ------------------------------------------------------------------ schedules
+@pytest.mark.parametrize(("bots", "seats", "duplicate"), [
+    (3, 3, False), (4, 3, False), (5, 3, True), (4, 2, True), (6, 4, False)])
+def test_round_robin_is_fair(bots: int, seats: int, duplicate: bool) -> None:
+    games = make_schedule(list(range(bots)), seats, 2, duplicate, "round-robin", seed=9)
+    # Every bot in every seat position equally often.
+    positions = Counter((bot, pos) for g in games for pos, bot in enumerate(g.seating))
+    assert len(set(positions.values())) == 1 and len(positions) == bots * seats
+    # Every pair of bots meets equally often.
+    pairs = Counter(p for g in games for p in itertools.combinations(sorted(g.seating), 2))
+    assert len(set(pairs.values())) == 1 and len(pairs) == bots * (bots - 1) // 2
+    assert [g.idx for g in games] == list(range(len(games)))
+    # A match is one seating: consecutive games, same bots in the same seats.
+    for _, group in itertools.groupby(games, key=lambda g: g.match):
+        assert len({g.seating for g in group}) == 1
+
+
+def test_duplicate_deals_rotate_one_seed_through_every_seat() -> None:
+    games = make_schedule([10, 20, 30], 3, 2, True, "round-robin", seed=4)
+    by_group: dict[int, list] = {}
+    for g in games:
+        by_group.setdefault(g.deal_group, []).append(g)
+    assert len(by_group) == 2
+    for group in by_group.values():
+        assert len({g.seed for g in group}) == 1
+        assert {g.seating for g in group} == {(10, 20, 30), (20, 30, 10), (30, 10, 20)}
+    assert len({g.seed for g in games}) == 2
+
+
+def test_schedules_are_deterministic_from_the_seed() -> None:
+    one = make_schedule([1, 2, 3, 4], 3, 2, False, "round-robin", seed=5)
+    assert one == make_schedule([1, 2, 3, 4], 3, 2, False, "round-robin", seed=5)
+    assert one != make_schedule([1, 2, 3, 4], 3, 2, False, "round-robin", seed=6)
+    assert len({g.seed for g in one}) == len(one)
+
+
+def test_gauntlet_is_one_bot_against_the_field() -> None:
+    games = make_schedule([7, 1, 2, 3], 2, 1, False, "gauntlet", seed=1)
+    assert all(7 in g.seating for g in games)
+    assert Counter(b for g in games for b in g.seating if b != 7) == {1: 2, 2: 2, 3: 2}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (([1, 2], 3, 1, False, "round-robin"), "2 bots cannot fill 3 seats"),
+    (([1, 1, 2], 2, 1, False, "round-robin"), "entered twice"),
+    (([1, 2], 2, 1, False, "swiss"), "'swiss' is not one of"),
+    (([1, 2], 2, 1, False, "gauntlet"), "more bots than seats"),
+])
+def test_bad_schedules_are_refused(args: tuple, message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        make_schedule(*args, seed=1)
+
+
+# ------------------------------------------------------------------ bot store
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "arena.db"
+
+
+@pytest.fixture
+def registered(db: Path, tmp_path: Path) -> Path:
+    """Three registered bots: random, random again (another name), first-legal."""
+    first = tmp_path / "first.py"
+    first.write_text(FIRST_BOT)
+    for name, path in (("alpha", RANDOM_BOT), ("beta", RANDOM_BOT), ("gamma", first)):
+        out = arena("bot", "add", name, str(path), db=db)
+        assert out.returncode == 0, out.stderr
+    return db
+
+
+def test_bot_versions_follow_the_content(registered: Path, tmp_path: Path) -> None:
+    db = registered
+    again = arena("bot", "add", "gamma", str(tmp_path / "first.py"), db=db)
+    assert "unchanged: gamma version 1" in again.stdout
+    (tmp_path / "first.py").write_text(FIRST_BOT.replace("first", "first-v2"))
+    changed = arena("bot", "add", "gamma", str(tmp_path / "first.py"), db=db)
+    assert "added gamma version 2" in changed.stdout
+    listed = json.loads(arena("bot", "list", "--json", db=db).stdout)
+    assert sorted((b["name"], b["version"]) for b in listed) == [
+        ("alpha", 1), ("beta", 1), ("gamma", 1), ("gamma", 2)]
+    stored = [Path(b["path"]) for b in listed]
+    assert all(p.exists() and db.parent in p.parents for p in stored)
+    removed = arena("bot", "remove", "beta", db=db)
+    assert removed.returncode == 0
+    assert "beta" not in [b["name"] for b in json.loads(arena("bot", "list", "--json",
+                                                              db=db).stdout)]
+
+
+def test_a_bot_that_fails_its_handshake_is_not_added(db: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "silent.py"
+    bad.write_text("import sys; print('no hello', file=sys.stderr); sys.exit(2)\n")
+    out = arena("bot", "add", "silent", str(bad), db=db)
+    assert out.returncode != 0 and "failed its handshake" in out.stderr
+    assert "no hello" in out.stderr
+
+
+# ----------------------------------------------------------------- tournaments
+def direct_ratings(store: Store, game: str) -> dict[str, tuple[float, float]]:
+    """The leaderboard recomputed here with the trueskill package alone."""
+    env_row = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
+    env = trueskill.TrueSkill(mu=env_row["mu"], sigma=env_row["sigma"], beta=env_row["beta"],
+                              tau=env_row["tau"], draw_probability=env_row["draw_probability"])
+    ratings: dict[str, trueskill.Rating] = {}
+    games = store.rows("SELECT id FROM games WHERE game = ? AND void = 0 "
+                       "ORDER BY tournament_id, idx", (game,))
+    for g in games:
+        seats = store.rows("SELECT b.name || '@' || b.version AS who, s.rank FROM seats s "
+                           "JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? ORDER BY s.seat",
+                           (g["id"],))
+        groups = [(ratings.get(s["who"], env.create_rating()),) for s in seats]
+        rated = env.rate(groups, ranks=[s["rank"] - 1 for s in seats])
+        for s, (r,) in zip(seats, rated, strict=True):
+            ratings[s["who"]] = r
+    return {k: (r.mu, r.sigma) for k, r in ratings.items()}
+
+
+def stored_ratings(store: Store, game: str) -> dict[str, tuple[float, float]]:
+    return {f"{r['bot']}@{r['version']}": (r["mu"], r["sigma"])
+            for r in board.standings(store, game)}
+
+
+def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
+    db = registered
+    out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta,gamma",
+                "--games-per-seating", "2", "--duplicate", "--workers", "2", "--name", "t1", db=db)
+    assert out.returncode == 0, out.stderr
+    assert "t1: 6 of 6 games played" in out.stdout
+    store = Store(db, create=False)
+    assert store.one("SELECT COUNT(*) AS n FROM games")["n"] == 6
+    groups = store.rows("SELECT deal_group, COUNT(DISTINCT seed) AS seeds, COUNT(*) AS n "
+                        "FROM games GROUP BY deal_group")
+    assert [(g["seeds"], g["n"]) for g in groups] == [(1, 3), (1, 3)]
+    before = stored_ratings(store, "stop-me")
+    direct = direct_ratings(store, "stop-me")
+    for who, (mu, sigma) in direct.items():
+        assert before[who] == pytest.approx((mu, sigma), abs=1e-9)
+    rebuilt = arena("leaderboard", "rebuild", "stop-me", db=db)
+    assert rebuilt.returncode == 0
+    assert stored_ratings(store, "stop-me") == before  # bit for bit
+    board_json = json.loads(arena("leaderboard", "stop-me", "--json", db=db).stdout)
+    assert [r["conservative"] for r in board_json["leaderboard"]] == sorted(
+        (r["conservative"] for r in board_json["leaderboard"]), reverse=True)
+    assert board_json["trueskill"]["draw_probability"] == 0.1
+    results = json.loads(arena("results", "stop-me", "--json", db=db).stdout)
+    assert [(g["tournament"], g["idx"]) for g in results] == [("t1", i) for i in range(6)]
+    shown = json.loads(arena("tournament", "show", "t1", "--json", db=db).stdout)
+    assert shown["played"] == shown["scheduled"] == 6 and shown["finished_at"]
+    replay = arena("replay", str(results[0]["id"]), "--seat", "1", db=db)
+    assert replay.returncode == 0 and "from seat 1's view" in replay.stdout
+    assert "[only seat 0]" not in replay.stdout and "[only seat 1]" in replay.stdout
+    store.close()
+
+
+def _stored_games(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(db, timeout=5)
+        try:
+            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) -> None:
+    """Kill the organiser at random moments (mid-game, mid-write), resume, repeat."""
+    db = registered
+    rng = random.Random(2026)
+    run = ["tournament", "run", "stop-me", "--bots", "alpha,beta,gamma",
+           "--games-per-seating", "4", "--workers", "2", "--name", "crashy"]
+    resume = ["tournament", "resume", "crashy", "--workers", "2"]
+    for attempt in range(5):
+        cmd = [sys.executable, "-m", "arena", *(run if attempt == 0 else resume),
+               "--db", str(db)]
+        target = _stored_games(db) + rng.randint(1, 3)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.monotonic() + 60
+        while (_stored_games(db) < target and proc.poll() is None
+               and time.monotonic() < deadline):
+            time.sleep(rng.uniform(0.0, 0.05))
+        time.sleep(rng.uniform(0.0, 0.3))  # and somewhere in the next game
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    final = arena("tournament", "resume", "crashy", "--workers", "2", db=db)
+    assert final.returncode == 0, final.stderr
+    # No orphan worker (they die with their organiser) nor bot outlived its organiser.
+    assert processes_mentioning(str(db)) == []
+    store = Store(db, create=False)
+    t = store.tournament("crashy")
+    idx = [r["idx"] for r in store.rows("SELECT idx FROM games WHERE tournament_id = ?",
+                                        (t["id"],))]
+    assert sorted(idx) == list(range(t["scheduled"]))  # none lost, none twice
+    assert store.one("SELECT COUNT(*) AS n FROM seats")["n"] == 3 * t["scheduled"]
+    ratings = stored_ratings(store, "stop-me")
+    board.rebuild(store, "stop-me")
+    assert stored_ratings(store, "stop-me") == ratings
+    for who, expected in direct_ratings(store, "stop-me").items():
+        assert ratings[who] == pytest.approx(expected, abs=1e-9)
+    store.close()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("tournament", "run", "stop-me", "--bots", "alpha,nobody"), "no bot 'nobody'"),
+    (("tournament", "run", "chess", "--bots", "alpha,beta"), "unknown game 'chess'"),
+    (("tournament", "run", "stop-me", "--bots", "alpha", "--seats", "2"),
+     "1 bots cannot fill 2 seats"),
+    (("tournament", "run", "dagens-brott", "--bots", "alpha,beta"),
+     "2 players is the unofficial variant"),
+    (("tournament", "resume", "nope"), "no tournament 'nope'"),
+    (("leaderboard", "go-fish"), "no leaderboard for 'go-fish'"),
+    (("replay", "999"), "no game with id 999"),
+])
+def test_bad_input_is_a_clear_error(registered: Path, args: tuple[str, ...],
+                                    message: str) -> None:
+    out = arena(*args, db=registered)
+    assert out.returncode != 0
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("content", [b"this is not a database at all" * 100, b""])
+def test_a_corrupt_or_foreign_database_is_refused_untouched(tmp_path: Path,
+                                                            content: bytes) -> None:
+    db = tmp_path / "arena.db"
+    if content:
+        db.write_bytes(content)
+    else:
+        conn = sqlite3.connect(db)
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+        conn.commit()
+        conn.close()
+    before = db.read_bytes()
+    out = arena("bot", "list", db=db)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert ("not a usable SQLite database" in out.stderr
+            or "database of something else" in out.stderr)
+    assert db.read_bytes() == before
+
+
+def test_a_newer_schema_is_refused(db: Path) -> None:
+    Store(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="schema version 99, newer than"):
+        Store(db)
+
+
+def test_a_missing_database_is_a_clear_error(tmp_path: Path) -> None:
+    out = arena("leaderboard", "stop-me", db=tmp_path / "absent.db")
+    assert out.returncode != 0 and "no database at" in out.stderr
+    assert not (tmp_path / "absent.db").exists()
+
+
+def test_the_same_content_is_one_version_and_names_are_unique(db: Path) -> None:
+    store = Store(db)
+    first, created = botstore.add_bot(store, "r", str(RANDOM_BOT))
+    second, again = botstore.add_bot(store, "r", str(RANDOM_BOT))
+    assert created and not again and first["id"] == second["id"]
+    botstore.add_bot(store, "s", str(RANDOM_BOT))
+    kwargs = dict(game="stop-me", bots=["r", "s@1"], seats=2, games_per_seating=1,
+                  duplicate=False, fmt="round-robin", seed=1, options={},
+                  settings=tournament.Settings())
+    tournament.create(store, name="same", **kwargs)
+    with pytest.raises(StoreError, match="a tournament named 'same' exists already"):
+        tournament.create(store, name="same", **kwargs)
+    with pytest.raises(ScheduleError, match="entered twice"):
+        tournament.create(store, name="twice", **{**kwargs, "bots": ["r", "r@1"]})
+    store.close()
+
+
+def test_a_locked_database_is_a_clear_error_and_loses_nothing(registered: Path) -> None:
+    holder = sqlite3.connect(registered)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
+    try:
+        out = arena("bot", "add", "delta", str(RANDOM_BOT), db=registered)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert out.returncode != 0 and "is locked by another process" in out.stderr
+    listed = json.loads(arena("bot", "list", "--json", db=registered).stdout)
+    assert sorted(b["name"] for b in listed) == ["alpha", "beta", "gamma"]
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path) -> None:
+    cmd = [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots",
+           "alpha,beta,gamma", "--games-per-seating", "4", "--workers", "2", "--name", "int",
+           "--db", str(registered)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    while _stored_games(registered) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "finished games are kept" in err and "Traceback" not in err
+    kept = _stored_games(registered)
+    assert kept >= 2
+    assert processes_mentioning(str(registered)) == []
+    resumed = arena("tournament", "resume", "int", db=registered)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _stored_games(registered) == 12
