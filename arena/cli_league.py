@@ -312,13 +312,18 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             raise click.BadParameter(f"game {game_id} has seats 0..{len(seats) - 1}",
                                      param_hint="--seat")
         events = json.loads(row["events"])
+        moves = json.loads(row["moves"])
         if seat is not None:
+            # A seat's view: the events it was allowed to see, and only its own moves
+            # (others' choices may be hidden, like face-down cards).
             events = [e for e in events if "to" not in e or seat in e["to"]]
+            moves = [{str(seat): m[str(seat)]} if str(seat) in m else {} for m in moves]
         if as_json:
             echo_json({"id": game_id, "game": row["game"], "tournament": row["tournament"],
-                       "seed": row["seed"], "seats": seats, "seat": seat, "events": events})
+                       "seed": row["seed"], "seats": seats, "seat": seat, "events": events,
+                       "moves": moves})
         else:
-            for line in narrate(row["game"], seats, events, seat):
+            for line in narrate(row["game"], seats, events, seat, moves):
                 click.echo(line)
 
     @main.command("demo")

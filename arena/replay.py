@@ -15,8 +15,9 @@ def _value(value: Any) -> str:
 
 
 def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
-            seat: int | None) -> Iterator[str]:
-    """Readable lines: who sat where, then each event, marked private where it was."""
+            seat: int | None, moves: Sequence[dict[str, Any]] = ()) -> Iterator[str]:
+    """Readable lines: who sat where, each event (marked private where it was), then each
+    decision with who chose it and how long it took."""
     view = "the full view" if seat is None else f"seat {seat}'s view"
     yield f"{game}, {len(seats)} seats, from {view}:"
     for s in seats:
@@ -28,3 +29,10 @@ def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[st
                                       else f" [only seat {', '.join(map(str, to))}]")
         fields = ", ".join(f"{k}={_value(v)}" for k, v in event.items() if k not in ("type", "to"))
         yield f"{number:4d}. {event['type']}{mark}: {fields}"
+    if moves:
+        yield "decisions:"
+    for step, move in enumerate(moves, 1):
+        if move:
+            yield f"{step:4d}. " + "; ".join(
+                f"seat {s}: {_value(m['action'])} ({m['by']}, {m['ms']:g} ms)"
+                for s, m in sorted(move.items(), key=lambda kv: int(kv[0])))

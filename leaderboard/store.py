@@ -26,7 +26,7 @@ import sqlite_utils
 APPLICATION = "arena"
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class StoreError(Exception):
@@ -87,6 +87,10 @@ _MIGRATIONS: dict[int, str] = {
         mu REAL NOT NULL, sigma REAL NOT NULL, games INTEGER NOT NULL,
         wins INTEGER NOT NULL, rank_sum INTEGER NOT NULL, faults INTEGER NOT NULL,
         PRIMARY KEY (game, bot_id));
+    """,
+    # 2: each game's moves (per step and seat: action, chooser, milliseconds) for replays.
+    2: """
+    ALTER TABLE games ADD COLUMN moves TEXT NOT NULL DEFAULT '[]';
     """,
 }
 
@@ -263,12 +267,12 @@ class Store:
             try:
                 cursor = conn.execute(
                     "INSERT INTO games (tournament_id, idx, game, seed, deal_group, reason, "
-                    "void, error, decisions, steps, finished_at, events) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "void, error, decisions, steps, finished_at, events, moves) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (tournament_id, scheduled["idx"], game, scheduled["seed"],
                      scheduled["deal_group"], record["reason"], int(record.get("void", False)),
                      record.get("error"), record["decisions"], record["steps"], now(),
-                     dumps(record.get("events", []))))
+                     dumps(record.get("events", [])), dumps(record.get("moves", []))))
             except sqlite3.IntegrityError:
                 return None  # stored before: every game counts exactly once
             game_id = cursor.lastrowid

@@ -95,6 +95,8 @@ class Match:
             if is_builtin(bot):
                 make_builtin(bot, game_id, 0, 0)
         self.seats: dict[int, ProgramSeat] = {}
+        self._timing: dict[int, float] = {}
+        self._defaulted: set[int] = set()
         if self.programs:
             check_mode(sandbox)  # refuse or warn now, before any bot starts
 
@@ -189,14 +191,23 @@ class Match:
         for s, seat in self._live():
             seat.send(Start(seq=seat.next_seq(), game=self.game_id, game_index=index, seat=s,
                             players=n, options=self.options, clock=clock))
+        moves: list[dict[str, Any]] = []
         try:
             while not game.over:
-                game.apply(self._decide(game, index, state, policies))
+                self._timing, self._defaulted = {}, set()
+                joint = self._decide(game, index, state, policies)
+                # The replay record: each seat's action, who chose it and how long it took.
+                moves.append({str(s): {"action": a, "ms": round(self._timing.get(s, 0.0), 1),
+                                       "by": "default" if s in self._defaulted else
+                                       "builtin" if s in policies else "bot"}
+                              for s, a in joint.items()})
+                game.apply(joint)
         except Exception as err:  # the referee failed, not a bot: the game is void
             log.exception("game %d of the match is void", index)
-            return self._record(game, index, state, void=f"{type(err).__name__}: {err}")
+            return self._record(game, index, state, moves,
+                                void=f"{type(err).__name__}: {err}")
         self._drain(state)
-        record = self._record(game, index, state)
+        record = self._record(game, index, state, moves)
         for s, seat in self._live():
             seat_result = record.seats[s]
             seat.send(End(seq=seat.next_seq(), game_index=index, seat=s, rank=seat_result.rank,
@@ -235,7 +246,7 @@ class Match:
             if st.forfeited or (seat is not None and not (seat.running and seat.greeted)):
                 if not st.forfeited:
                     self._fault(st, "crash", "the bot is not running", forfeit=True)
-                actions[s] = game.default_action(s)
+                actions[s] = self._default(game, s)
             elif seat is not None:
                 legal = game.legal_actions(s)
                 seq = seat.next_seq()
@@ -248,19 +259,21 @@ class Match:
         for s, policy in policies.items():  # in process, while the programs think
             if s in game.to_act() and s not in actions:
                 legal = game.legal_actions(s)
+                started = time.monotonic()
                 view = game.view(s) if getattr(policy, "needs_view", True) else None
                 actions[s] = policy.act(view, legal)
+                self._timing[s] = (time.monotonic() - started) * 1000
         while pending:
             now = time.monotonic()
             limits = {conn: t0 + (self.clocks.deadline_ms + state[s].bank_ms) / 1000
                       for conn, (s, _, t0, _) in pending.items()}
             for conn in [c for c, limit in limits.items() if limit <= now]:
                 s, seq, t0, _ = pending.pop(conn)
-                self._spend(state[s], now - t0)
+                self._spend(state[s], now - t0, s)
                 self._fault(state[s], "timeout", f"no action for seq {seq} within "
                             f"{self.clocks.deadline_ms} ms and the time bank",
                             seat=self.seats[s], ref_seq=seq)
-                actions[s] = game.default_action(s)
+                actions[s] = self._default(game, s)
             if not pending:
                 break
             poller = select.poll()
@@ -280,7 +293,7 @@ class Match:
         report = seat.recv()
         kind = report[0]
         if kind == "action" and report[1] == seq:
-            self._spend(st, time.monotonic() - t0)
+            self._spend(st, time.monotonic() - t0, s)
             del pending[conn]
             action = report[2]
             if action in legal and game.is_well_formed(action):
@@ -288,18 +301,18 @@ class Match:
             else:
                 self._fault(st, "illegal", f"{action!r} is not one of the legal actions "
                             f"{canonical_json(legal)}", seat=seat, ref_seq=seq)
-                actions[s] = game.default_action(s)
+                actions[s] = self._default(game, s)
         elif kind == "fault":
             # The referee plays the default action in the bot's place at once; a valid
             # answer after the garbage comes too late and is dropped by its seq.
-            self._spend(st, time.monotonic() - t0)
+            self._spend(st, time.monotonic() - t0, s)
             self._fault(st, report[1], report[2], seat=seat, ref_seq=seq)
             del pending[conn]
-            actions[s] = game.default_action(s)
+            actions[s] = self._default(game, s)
         elif kind in ("exited", "died"):
             del pending[conn]
             self._crash(s, st, report[-1])
-            actions[s] = game.default_action(s)
+            actions[s] = self._default(game, s)
 
     def _drain(self, state: list[_SeatGame]) -> None:
         """Read what seats reported while nobody asked them (a forfeited seat's crash, say)."""
@@ -318,14 +331,21 @@ class Match:
         st.events_sent = len(game.log)
         return fresh
 
-    def _spend(self, st: _SeatGame, seconds: float) -> None:
+    def _default(self, game: Game, seat: int) -> Any:
+        """The default action, played in the seat's place (RULES.md C6)."""
+        self._defaulted.add(seat)
+        return game.default_action(seat)
+
+    def _spend(self, st: _SeatGame, seconds: float, seat: int | None = None) -> None:
         used = seconds * 1000
+        if seat is not None:
+            self._timing[seat] = used
         st.time_ms += used
         st.slowest_ms = max(st.slowest_ms, used)
         st.bank_ms = max(0.0, st.bank_ms - max(0.0, used - self.clocks.deadline_ms))
 
     def _record(self, game: Game, index: int, state: list[_SeatGame],
-                void: str | None = None) -> GameRecord:
+                moves: list[dict[str, Any]], void: str | None = None) -> GameRecord:
         n = len(self.bots)
         forfeited = [st.forfeited for st in state]
         if void is None:
@@ -342,7 +362,7 @@ class Match:
         )
         record = GameRecord(self.game_id, self.seeds[index], reason, game.decisions, game.steps,
                             seats, index=index, void=void is not None, error=void,
-                            events=tuple(game.log_json()))
+                            events=tuple(game.log_json()), moves=tuple(moves))
         if self.log_dir:
             path = self.log_dir / f"game-{index:04d}.json"
             path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")

@@ -54,6 +54,8 @@ class GameRecord:
     void: bool = False
     error: str | None = None
     events: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    moves: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
+    """Per step, by seat: the action, who chose it (bot, builtin, default) and its ms."""
 
     def to_json(self) -> dict[str, Any]:
         """The record without its event log (see :meth:`replay_json`)."""
@@ -66,8 +68,9 @@ class GameRecord:
         return out
 
     def replay_json(self) -> dict[str, Any]:
-        """The record with the full (omniscient) event log, for replays."""
-        return {**self.to_json(), "events": [dict(e) for e in self.events]}
+        """The record with the full (omniscient) event log and the moves, for replays."""
+        return {**self.to_json(), "events": [dict(e) for e in self.events],
+                "moves": [dict(m) for m in self.moves]}
 
 
 def ranks_with_forfeits(ranks: list[int] | tuple[int, ...], forfeited: list[bool]) -> list[int]:

@@ -220,9 +220,11 @@ class Sandbox:
             self.support.bwrap or "bwrap",
             "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
             *self._system_links(),
+            # The private /tmp first: a Python installation under /tmp (a venv, say) is
+            # bound over it afterwards instead of being hidden by it.
+            "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
             *_library_binds(),
             "--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
             "--dir", BOT_ROOT, bot_bind, str(self.bot_path), target,
             *self._socket_bind(),
             "--remount-ro", "/",  # nothing writable but /tmp (and the socket)

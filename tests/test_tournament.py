@@ -193,6 +193,13 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
     replay = arena("replay", str(results[0]["id"]), "--seat", "1", db=db)
     assert replay.returncode == 0 and "from seat 1's view" in replay.stdout
     assert "[only seat 0]" not in replay.stdout and "[only seat 1]" in replay.stdout
+    assert "decisions:" in replay.stdout and "seat 0:" not in replay.stdout.split(
+        "decisions:")[1]
+    full = json.loads(arena("replay", str(results[0]["id"]), "--json", db=db).stdout)
+    steps = Store(db, create=False).one("SELECT steps FROM games WHERE id = ?",
+                                        (results[0]["id"],))["steps"]
+    assert len(full["moves"]) == steps > 0
+    assert all(m["by"] == "bot" for move in full["moves"] for m in move.values())
     store.close()
 
 
@@ -347,3 +354,19 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path) -> None
     resumed = arena("tournament", "resume", "int", db=registered)
     assert resumed.returncode == 0, resumed.stderr
     assert _stored_games(registered) == 12
+
+
+def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
+    store = Store(db)
+    botstore.add_bot(store, "r", str(RANDOM_BOT))
+    store.close()
+    conn = sqlite3.connect(db)  # make it a schema-1 database, as an older Arena left it
+    conn.execute("ALTER TABLE games DROP COLUMN moves")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    store = Store(db)
+    assert store.one("SELECT value FROM meta WHERE key = 'schema_version'")["value"] == "2"
+    assert "moves" in store.db["games"].columns_dict
+    assert [b["name"] for b in store.bots()] == ["r"]
+    store.close()
