@@ -229,7 +229,10 @@ class Match:
             st.forfeited = True
             if seat is not None and seat.running and kind not in ("crash", "no_show"):
                 seat.send(Error(seq=seat.next_seq(), code="forfeit",
-                                message=f"forfeited for the rest of this game after {kind}"))
+                                message=f"forfeited for the rest of this game after {kind}; "
+                                        f"your process is stopped and restarted for the next"))
+                # The whole process tree goes at its forfeit; a fresh one plays the next game.
+                seat.stop()
 
     def _crash(self, s: int, st: _SeatGame, detail: str) -> None:
         self._fault(st, "crash", detail, forfeit=True)

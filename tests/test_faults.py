@@ -106,6 +106,15 @@ def test_a_faulty_bot_is_recorded_and_forfeited(tmp_path: Path, mode: str, kind:
     assert seat.status == (kind if kind == "crash" else "forfeit")
 
 
+def test_a_forfeited_bot_is_stopped_at_once_and_fresh_for_the_next_game(tmp_path: Path) -> None:
+    records = play(tmp_path, "illegal", games=2)
+    for record in records:
+        assert record.seats[0].status == "forfeit"
+        assert record.seats[0].asked == 3  # three strikes, then no more questions
+    # Game 2 asked three times again: a fresh process, not the stopped one ("not running").
+    assert records[1].seats[0].faults == {"illegal": 3}
+
+
 @pytest.mark.parametrize(("mode", "words", "startup_ms"), [
     ("crash_at_start", "exit status 3", 3000),
     ("wrong_token", "wrong token", 3000),
