@@ -10,17 +10,13 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 
-from arena import __version__
-from arena import report
-from pathlib import Path
-
-from arena import botcheck
-from arena.cli_league import register
+from arena import __version__, botcheck, report
+from arena.cli_league import parse_options, register
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, play_match
@@ -29,20 +25,6 @@ from referee.sandbox import MODES, Limits
 
 def _fail(err: Exception) -> click.ClickException:
     return click.ClickException(str(err))
-
-
-def _parse_options(pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs; VALUE is JSON when it parses as JSON, else a string."""
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
-        try:
-            options[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            options[key] = raw
-    return options
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -142,7 +124,7 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
       arena play stop-me builtin:heuristic builtin:random builtin:random --games 20
       arena play stop-me bots/stop_me_bot.py bots/random_bot.py builtin:heuristic
     """
-    options = _parse_options(option_pairs)
+    options = parse_options(option_pairs)
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
     limits = _limits(limit_options)
     try:

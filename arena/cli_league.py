@@ -7,7 +7,7 @@ Thin click commands over :mod:`arena.botstore`, :mod:`arena.tournament` and
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,20 @@ from referee.match import Clocks
 from .schedule import FORMATS, ScheduleError
 
 _ERRORS = (StoreError, GameError, RefereeError, ScheduleError)
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs; VALUE is JSON when it parses as JSON, else a string."""
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
+        try:
+            options[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key] = raw
+    return options
 
 
 def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -165,8 +179,6 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
 
         Ctrl-C stops it cleanly; every finished game is kept, and
         `arena tournament resume NAME` plays the rest."""
-        from arena.cli import _parse_options
-
         names = [b.strip() for b in bots.split(",") if b.strip()]
         settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms), sandbox,
                                        limits_from(limits))
@@ -175,7 +187,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             name = name or _next_name(store, game)
             tournament.create(store, name=name, game=game, bots=names, seats=seats,
                               games_per_seating=games_per_seating, duplicate=duplicate,
-                              fmt=fmt, seed=seed, options=_parse_options(option_pairs),
+                              fmt=fmt, seed=seed, options=parse_options(option_pairs),
                               settings=settings)
             _run(store, name, workers, log_dir)
 
@@ -347,8 +359,14 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         return f"{game}-{n}"
 
     def _run(store: Store, name: str, workers: int | None, log_dir: str | None) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-        from rich.progress import TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         t = store.tournament(name)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

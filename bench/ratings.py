@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from leaderboard import board
-from leaderboard.store import Store, dumps, now
+from leaderboard.store import Store, now
 
 
 def fill(store: Store, games: int, bots: int, seats: int = 4) -> None:

@@ -1,4 +1,5 @@
-"""TrueSkill ratings, the SQLite store and the leaderboard views.
-
-Filled in by the tournaments issue (#7); see docs/architecture.md for the layers.
+"""TrueSkill ratings (:mod:`.ratings`), the SQLite store (:mod:`.store`), leaderboards
+applied in canonical order (:mod:`.board`) and their views (terminal: :mod:`.views`;
+HTML: :mod:`.web`). This package imports nothing else of Arena's; see
+docs/architecture.md and docs/tournaments.md.
 """

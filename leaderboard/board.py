@@ -121,32 +121,34 @@ def update(store: Store, game: str, through: tuple[int, int] | None = None) -> i
                        "(tournament_id, idx) < (?, ?) LIMIT 1", (game, *last))
     if behind:
         return rebuild(store, game, through)
-    table = _load(store, game, env)
-    rated, count = [], state["rated_games"]
-    for gid, tid, idx, void, seats in _games(store, game, last, through):
-        if not void:
-            _apply(table, env, seats)
-            count += 1
-        rated.append(gid)
-        last = (tid, idx)
-    if rated:
-        _save(store, game, table, rated, last, count, reset=False)
-    return len(rated)
+    return _rate(store, game, env, _load(store, game, env), state["rated_games"], last,
+                 through, reset=False)
 
 
 def rebuild(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
     """Recompute ``game``'s ratings from every stored result, in canonical order."""
     env = environment(store, game)
-    table: dict[int, _Standing] = {}
-    rated, count, last = [], 0, (0, -1)
-    for gid, tid, idx, void, seats in _games(store, game, None, through):
+    _rate(store, game, env, {}, 0, None, through, reset=True)
+    state = store.one("SELECT rated_games FROM leaderboards WHERE game = ?", (game,))
+    return state["rated_games"] if state else 0
+
+
+def _rate(store: Store, game: str, env: Environment, table: dict[int, _Standing], count: int,
+          after: tuple[int, int] | None, through: tuple[int, int] | None, reset: bool) -> int:
+    """Apply the games after ``after`` (up to ``through``) in canonical order and save.
+
+    Returns how many games were processed (void ones included, never rated).
+    """
+    rated, last = [], after or (0, -1)
+    for gid, tid, idx, void, seats in _games(store, game, after, through):
         if not void:
             _apply(table, env, seats)
             count += 1
         rated.append(gid)
         last = (tid, idx)
-    _save(store, game, table, rated, last, count, reset=True)
-    return count
+    if rated or reset:
+        _save(store, game, table, rated, last, count, reset=reset)
+    return len(rated)
 
 
 def standings(store: Store, game: str) -> list[dict]:

@@ -4,7 +4,7 @@ Every message is one UTF-8 JSON object in one frame (or one line over stdio).
 Every message from the referee carries the envelope ``protocol`` (the version),
 ``type`` and ``seq`` (a counter per connection, starting at 1); the bot answers
 an ``act`` with an ``action`` that repeats that ``seq``. The JSON Schema files in
-``protocol/schema/`` are generated from these classes (``python -m protocol.schema``).
+``protocol/schemas/`` are generated from these classes (``python -m protocol.gen_schema``).
 
 Decoding bot messages uses these types, so input that is too deep, too large a
 number, or of the wrong shape fails with a clear error before it can do harm:

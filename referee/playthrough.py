@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from referee.games import Event, canonical_json, new_game
 from referee.builtin import make_builtin
+from referee.games import Event, canonical_json, new_game
 
 
 def _event_line(event: Event) -> str:

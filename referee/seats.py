@@ -48,6 +48,8 @@ class ProgramSeat:
         self.name = ""
         self.greeted = False
         self.starts = 0
+        # What the log held before this match (a reused --log-dir): not this match's output.
+        self._log_base = self._log_size()
 
     @property
     def running(self) -> bool:
@@ -64,9 +66,7 @@ class ProgramSeat:
             bot_path=str(self.program.path), sandbox=self.sandbox, limits=self.limits,
             stderr_path=str(self.stderr_path) if self.stderr_path else None,
             # The cap is per match: a restarted bot only gets what is left of it.
-            stderr_cap=max(0, self.stderr_cap - (self.stderr_path.stat().st_size
-                                                 if self.stderr_path and self.stderr_path.exists()
-                                                 else 0)),
+            stderr_cap=max(0, self.stderr_cap - (self._log_size() - self._log_base)),
         )
         parent, child = _FORK.Pipe(duplex=True)
         close = [o.conn for o in others if o.conn is not None] + [parent]
@@ -80,6 +80,10 @@ class ProgramSeat:
         self.starts += 1
         log.info("seat %d: started %s (%s)", self.seat, self.program.name,
                  " ".join(self.program.command))
+
+    def _log_size(self) -> int:
+        path = self.stderr_path
+        return path.stat().st_size if path is not None and path.exists() else 0
 
     def next_seq(self) -> int:
         self.seq += 1

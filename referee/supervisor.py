@@ -28,7 +28,6 @@ from __future__ import annotations
 import errno
 import faulthandler
 import hmac
-from abc import ABC, abstractmethod
 import logging
 import os
 import resource
@@ -36,6 +35,7 @@ import signal
 import subprocess
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -208,7 +208,7 @@ class Supervisor(ABC):
 
     def on_hello(self, message: Hello | Action) -> None:
         if not isinstance(message, Hello):
-            detail = f"the first message must be a hello, got a {type(message).__name__.lower()}"
+            detail = f"the first message must be a hello, got an {type(message).__name__.lower()} message"
             self.refuse("malformed", detail)
         elif message.protocol != PROTOCOL_VERSION:
             self.refuse("unsupported_protocol",

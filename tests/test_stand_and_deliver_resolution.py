@@ -24,6 +24,7 @@ from referee.games import (
 )
 from referee.games.rng import GameRandom, SplitMix64
 from referee.policies.stand_and_deliver import Heuristic
+
 try:  # part 1's helpers, whether tests/ is a package or a plain directory
     from tests import test_stand_and_deliver_rules as part1
 except ImportError:  # pragma: no cover

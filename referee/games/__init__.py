@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import Action, Event, Game, Option, Result, canonical_json, shared_ranks
+from .dagens_brott import DagensBrott
 from .errors import (
     ActionError,
     ConfigError,
@@ -23,7 +24,6 @@ from .errors import (
     IllegalActionError,
     MalformedActionError,
 )
-from .dagens_brott import DagensBrott
 from .stand_and_deliver import StandAndDeliver
 from .stop_me import StopMe
 

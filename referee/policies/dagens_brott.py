@@ -19,20 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 from referee.games.dagens_brott_cards import JOKER, POLICE
-from referee.games.rng import SplitMix64
+from referee.policies import base
 
 
-class Heuristic:
+class Heuristic(base.Heuristic):
     """The dagens-brott heuristic; deterministic given its seed."""
 
-    needs_view = True
-
-    def __init__(self, seed: int) -> None:
-        self._rng = SplitMix64(seed)
-
-    def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
-        if len(legal) == 1:
-            return legal[0]
+    def choose(self, view: dict[str, Any], legal: list[Any]) -> Any:
         if "police" in legal:
             return "police" if self._police(view) else "no_police"
         if "escape" in legal:

@@ -24,24 +24,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.games.rng import SplitMix64
+from referee.policies import base
 
 _KEEP_ORDER = ["lucky_charm", "bribe_judge", "fast_horse", "inside_man", "spyglass", "surgeon"]
 _MEAN_TREASURE = 2.2  # the default deck's mean treasure per victim card (RULES.md 4.2)
 _TRAP_SHARE = 0.1  # 6 traps in 60 cards
 
 
-class Heuristic:
+class Heuristic(base.Heuristic):
     """The stand-and-deliver heuristic; deterministic given its seed."""
 
-    needs_view = True
-
-    def __init__(self, seed: int) -> None:
-        self._rng = SplitMix64(seed)
-
-    def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
-        if len(legal) == 1:
-            return legal[0]
+    def choose(self, view: dict[str, Any], legal: list[Any]) -> Any:
         decision = view.get("decision") or {}
         kind = decision.get("id")
         handler = getattr(self, f"_{kind}", None)

@@ -16,23 +16,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from referee.games.rng import SplitMix64
+from referee.policies import base
 
 GO = "GO"
 STOP = "STOP"
 
 
-class Heuristic:
+class Heuristic(base.Heuristic):
     """The stop-me heuristic; deterministic given its seed."""
 
-    needs_view = True
-
-    def __init__(self, seed: int) -> None:
-        self._rng = SplitMix64(seed)
-
-    def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
-        if STOP not in legal:
-            return GO
+    def choose(self, view: dict[str, Any], legal: list[Any]) -> Any:
         current = view["current"]
         table = [g["gangster"] for g in view["table"]]
         high = 10 if 10 in table or current == 10 else None
