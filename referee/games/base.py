@@ -17,7 +17,6 @@ bots written in any language. The engines import nothing else of Arena's.
 
 from __future__ import annotations
 
-import copy
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -159,7 +158,7 @@ class Game(ABC):
     @classmethod
     def default_options(cls) -> dict[str, Any]:
         """A fresh copy of every option's default."""
-        return {k: copy.deepcopy(o.default) for k, o in cls.option_specs.items()}
+        return {k: clone_json(o.default) for k, o in cls.option_specs.items()}
 
     @classmethod
     def resolve_options(cls, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -183,7 +182,7 @@ class Game(ABC):
                 raise ConfigError(
                     f"{cls.id}: option {key!r} must be like {spec.default!r}, got {value!r}"
                 )
-            merged[key] = copy.deepcopy(value)
+            merged[key] = clone_json(value)
         cls.check_options(players, merged)
         return merged
 
