@@ -233,7 +233,12 @@ class Game(ABC):
 
     @abstractmethod
     def view(self, seat: int) -> dict[str, Any]:
-        """The censored observation of ``seat``: only what that seat may know."""
+        """The censored observation of ``seat``: only what that seat may know.
+
+        A view is a read-only snapshot: parts that never change again (a finished
+        round's record, say) may be shared with the engine rather than copied, since
+        a view is built for every seat at every decision. Copy before mutating.
+        """
 
     @abstractmethod
     def full_view(self) -> dict[str, Any]:

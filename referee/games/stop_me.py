@@ -325,7 +325,8 @@ class StopMe(Game):
             "max_rounds": self.max_rounds,
             "tokens": [len(w) for w in self.won],
             "pool": len(self.pool),
-            "history": clone_json(self.history),
+            # Finished rounds never change again: shared, not copied (views are read-only).
+            "history": list(self.history),
         }
         if over:
             view["result"] = self._result.to_json()  # token values are revealed at the end
