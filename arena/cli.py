@@ -17,6 +17,7 @@ import click
 
 from arena import __version__, botcheck, report
 from arena.cli_league import parse_options, register
+from arena.web import register_web
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, play_match
@@ -173,3 +174,4 @@ def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
 
 
 register(main, bot, _sandbox_options, _limits)
+register_web(main)

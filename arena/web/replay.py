@@ -1,0 +1,230 @@
+"""The replay viewer: a stored game rebuilt step by step, from the full view or one seat's.
+
+A stored game is reconstructed exactly: a new engine from the game's seed, the
+tournament's resolved options and the number of seats, then each stored step's
+joint action applied in order. That gives, for every position (after the setup,
+then after each step), the full view and every seat's view; the stored event
+log (checked against the rebuilt one) gives the narrative, and the stored moves
+each decision with who chose it and how long it took.
+
+A seat's page holds only what that seat was allowed to see: its views, the
+events without ``to`` or with the seat in ``to``, and its own moves, so the
+page source leaks nothing either. The page embeds the positions as JSON (each
+view as the top-level keys that changed since the previous position) and a
+small inline script steps through them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from leaderboard.store import Store
+from leaderboard.web.data import boards, not_found
+from leaderboard.web.layout import esc, link, num, page, status
+from referee.games import GameError, new_game
+
+from .replay_js import SCRIPT
+
+UP = "../"
+
+# Game-specific touch: view keys that hold one entry per seat, shown as "seat N (bot)".
+PER_SEAT = {
+    "stop-me": ["colours", "tokens", "token_values", "hands"],
+    "dagens-brott": ["totals", "crimes_won", "passed", "hand_sizes", "hands"],
+    "stand-and-deliver": ["pouches", "hands"],
+}
+
+
+@dataclass
+class Rebuilt:
+    """A game rebuilt from its seed and moves: per position, views and event bounds."""
+
+    row: dict[str, Any]
+    seats: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    moves: list[dict[str, Any]]
+    views: dict[int | None, list[dict[str, Any]]] = field(default_factory=dict)
+    bounds: list[int] = field(default_factory=list)
+    """Events [bounds[i-1], bounds[i]) happened at position i (bounds[-1] is 0)."""
+    to_act: list[list[int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def load(store: Store, game_id: int) -> dict[str, Any]:
+    """A stored game with its tournament and seats, or a 404."""
+    row = store.one("SELECT g.*, t.name AS tournament, t.options AS options FROM games g "
+                    "JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?", (game_id,))
+    if row is None:
+        raise not_found(f"There is no game with id {game_id}; the tournament pages list "
+                        "every game played.")
+    row["seat_rows"] = store.rows(
+        "SELECT s.seat, b.name AS bot, b.version, s.rank, s.score, s.status, s.time_ms, "
+        "s.asked FROM seats s JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? "
+        "ORDER BY s.seat", (game_id,))
+    return row
+
+
+def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
+    """Replay the stored moves on a fresh engine, keeping the views of ``perspectives``
+    (None: the full view; a number: that seat's view) at every position."""
+    seats = row["seat_rows"]
+    out = Rebuilt(row, seats, json.loads(row["events"]), json.loads(row.get("moves") or "[]"))
+    out.views = {p: [] for p in perspectives}
+    if row["steps"] and not out.moves:
+        out.notes.append("This game was stored before Arena kept each decision, so only its "
+                         "event log can be shown.")
+    try:
+        game = new_game(row["game"], len(seats), row["seed"], json.loads(row["options"]))
+    except GameError as err:
+        out.notes.append(f"The game cannot be rebuilt here ({err}); only its event log is shown.")
+        out.bounds, out.to_act, out.moves = [len(out.events)], [[]], []
+        return out
+
+    def snapshot() -> None:
+        for p in perspectives:
+            out.views[p].append(game.full_view() if p is None else game.view(p))
+        out.bounds.append(len(game.log))
+        out.to_act.append(list(game.to_act()))
+
+    snapshot()
+    failed = False
+    for step, move in enumerate(out.moves, 1):
+        try:
+            game.apply({int(s): m["action"] for s, m in move.items()})
+        except Exception as err:  # noqa: BLE001 - a void game: the referee failed here
+            out.notes.append(f"Step {step} cannot be replayed ({type(err).__name__}: {err}); "
+                             "the game stops there.")
+            out.moves, failed = out.moves[:step], True
+            out.bounds.append(len(out.events))
+            out.to_act.append([])
+            for p in perspectives:
+                out.views[p].append(out.views[p][-1])
+            break
+        snapshot()
+    if out.moves and not failed and game.log_json() != out.events:
+        out.notes.append("The rebuilt game differs from the stored event log (the engine may "
+                         "have changed since); the views may not match the narrative.")
+    out.bounds = [min(b, len(out.events)) for b in out.bounds]
+    out.bounds[-1] = len(out.events)  # whatever was not placed belongs to the last position
+    return out
+
+
+def _visible(event: dict[str, Any], seat: int | None) -> bool:
+    return seat is None or "to" not in event or seat in event["to"]
+
+
+def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
+    """The JSON positions of one perspective: views as changed top-level keys, the events
+    and moves this perspective may see, and who acts next."""
+    out: list[dict[str, Any]] = []
+    before: dict[str, Any] = {}
+    start = 0
+    views = rebuilt.views.get(seat) or [{}] * len(rebuilt.bounds)
+    for i, end in enumerate(rebuilt.bounds):
+        view = views[i] if i < len(views) else {}
+        diff = {k: v for k, v in view.items() if k not in before or before[k] != v}
+        gone = [k for k in before if k not in view]
+        events = [[n + 1, e] for n, e in enumerate(rebuilt.events[start:end], start)
+                  if _visible(e, seat)]
+        move = rebuilt.moves[i - 1] if 0 < i <= len(rebuilt.moves) else {}
+        decided = [[int(s), m["action"], m.get("by", ""), m.get("ms", 0)]
+                   for s, m in sorted(move.items(), key=lambda kv: int(kv[0]))
+                   if seat is None or int(s) == seat]
+        out.append({"d": diff, "x": gone, "e": events, "m": decided,
+                    "a": rebuilt.to_act[i] if i < len(rebuilt.to_act) else []})
+        before, start = view, end
+    return out
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON safe inside a <script> element (no "</script>" can close it early)."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def replay_file(game_id: int, seat: int | None) -> str:
+    """The page name of a replay perspective: ``12`` or ``12-seat1``."""
+    return f"{game_id}" if seat is None else f"{game_id}-seat{seat}"
+
+
+def replay_page(store: Store, rebuilt: Rebuilt, seat: int | None) -> str:
+    """The replay viewer page of one perspective."""
+    row, seats = rebuilt.row, rebuilt.seats
+    if seat is not None and not 0 <= seat < len(seats):
+        raise not_found(f"Game {row['id']} has seats 0 to {len(seats) - 1}; there is no "
+                        f"seat {seat}.")
+    gid = row["id"]
+    data = {"game": row["game"], "seat": seat, "players": len(seats),
+            "seats": [{"seat": s["seat"], "bot": f"{s['bot']}@{s['version']}"} for s in seats],
+            "perSeat": PER_SEAT.get(row["game"], []), "steps": positions(rebuilt, seat)}
+    views = [('<a href="{}"{}>full view</a>').format(
+        esc(replay_file(gid, None) + ".html"), ' aria-current="page"' if seat is None else "")]
+    views += [('<a href="{}"{}>seat {} ({})</a>').format(
+        esc(replay_file(gid, s["seat"]) + ".html"),
+        ' aria-current="page"' if seat == s["seat"] else "", s["seat"], esc(s["bot"]))
+        for s in seats]
+    seat_table = "".join(
+        f'<tr class="{"me" if s["seat"] == seat else ""}"><td class="num">{s["seat"]}</td>'
+        f'<td>{link(UP, "bot", s["bot"], s["bot"])}@{s["version"]}</td>'
+        f'<td class="num">{s["rank"]}</td><td class="num">{num(s["score"], 1)}</td>'
+        f'<td>{status(s["status"])}</td><td class="num">{s["time_ms"]} ms / {s["asked"]}</td>'
+        "</tr>" for s in seats)
+    who = "the full view (everything, every hidden card)" if seat is None else \
+        f"seat {seat}'s view (only what it was allowed to see, and only its own decisions)"
+    notes = "".join(f'<p class="error">{esc(n)}</p>' for n in rebuilt.notes)
+    void = (f'<p class="error">This game is void: {esc(row["error"])}</p>' if row["void"]
+            else "")
+    body = f"""
+<h1>Replay of game {gid}: {esc(row['game'])}</h1>
+<p class="lead">{link(UP, "tournament", row['tournament_id'], row['tournament'])}, game
+#{row['idx']}, seed {row['seed']}, ended by {esc(row['reason'])}; {len(rebuilt.moves)} steps.
+Showing {esc(who)}.</p>{void}{notes}
+<div class="scroll"><table id="seats"><thead><tr><th class="num">seat</th><th>bot</th>
+<th class="num">rank</th><th class="num">score</th><th>status</th>
+<th class="num">time / decisions</th></tr></thead><tbody>{seat_table}</tbody></table></div>
+<p class="views" id="perspectives">View: {" · ".join(views)}</p>
+<div class="controls" id="controls">
+<button type="button" id="first" title="first (Home)">« start</button>
+<button type="button" id="prev" title="back (←)">◀ back</button>
+<span id="step-label" aria-live="polite"></span>
+<button type="button" id="next" title="forward (→)">forward ▶</button>
+<button type="button" id="last" title="last (End)">end »</button>
+<input type="range" id="slider" min="0" value="0" aria-label="step">
+</div>
+<div class="replay">
+<section class="card" id="view-card"><h2>Cards and table</h2><div id="to-act"></div>
+<div id="view"></div></section>
+<div class="side">
+<section class="card"><h2>Decisions</h2><div class="scroll"><table id="decisions"><thead><tr>
+<th>seat</th><th>action</th><th>chosen by</th><th class="num">time</th></tr></thead>
+<tbody></tbody></table></div><p id="no-decision" class="muted"></p></section>
+<section class="card"><h2>Events</h2><ol id="events"></ol></section>
+</div></div>
+<noscript><p class="error">The step-by-step viewer needs JavaScript;
+<code>arena replay {gid}</code> narrates the game in a terminal.</p></noscript>
+<script type="application/json" id="replay-data">{_json_for_script(data)}</script>
+<script>{SCRIPT}</script>"""
+    style = """<style>
+.controls{position:sticky;top:0;z-index:2;background:var(--bg);padding:.5rem 0;display:flex;
+flex-wrap:wrap;gap:.4rem;align-items:center}
+.controls button{font:inherit;padding:.35rem .7rem;border-radius:6px;border:1px solid var(--line);
+background:var(--card);color:var(--fg);cursor:pointer;min-height:2.2rem}
+.controls button:disabled{opacity:.4;cursor:default}
+#step-label{min-width:9rem;text-align:center;font-weight:600}
+#slider{flex:1 1 12rem;min-width:8rem}
+.replay{display:grid;grid-template-columns:minmax(0,1.4fr) minmax(0,1fr);gap:1rem}
+@media (max-width:800px){.replay{grid-template-columns:1fr}}
+.side{display:flex;flex-direction:column;gap:1rem;min-width:0}
+#events{padding-left:2.6rem;margin:0}#events li{margin:.2rem 0}
+#events li.private{background:var(--hl)}
+.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem .8rem;margin:0}
+.kv>dt{color:var(--muted);font-weight:600}.kv>dd{margin:0;min-width:0}
+tr.me,div.me{background:var(--hl)}.acting{outline:2px solid var(--accent);border-radius:4px}
+.views a[aria-current]{font-weight:700;color:var(--fg)}
+.chipset{white-space:nowrap}
+.by-default{color:var(--bad);font-weight:600}
+</style>"""
+    title = f"Replay {gid}" + ("" if seat is None else f" seat {seat}")
+    return page(title, body, UP, boards(store), head=style)

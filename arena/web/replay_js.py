@@ -1,0 +1,186 @@
+"""The replay viewer's inline script (plain JavaScript, no library, nothing fetched).
+
+It reads the positions embedded in the page (``#replay-data``), rebuilds each
+view from its changed keys, and renders one position at a time: the view as
+nested key/value lists, tables and card chips; the decisions with who chose
+them and their time; the events. Back/forward buttons, the slider, the arrow
+keys, Home and End move through the game; the position is kept in the URL
+fragment (``#step=N``). Everything is written with ``textContent``: no data
+ever becomes markup.
+"""
+
+SCRIPT = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("replay-data").textContent);
+  var steps = data.steps, states = [], cur = {};
+  steps.forEach(function (s) {
+    var next = Object.assign({}, cur, s.d || {});
+    (s.x || []).forEach(function (k) { delete next[k]; });
+    states.push(next); cur = next;
+  });
+  var last = steps.length - 1, at = 0;
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function seatName(s) {
+    var x = data.seats[s];
+    return x ? "seat " + s + " (" + x.bot + ")" : "seat " + s;
+  }
+  function scalar(v) { return v === null || typeof v !== "object"; }
+  function text(v) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    if (typeof v === "object") return JSON.stringify(v);
+    return String(v);
+  }
+  function hue(s) {
+    var key = String(s).replace(/[^A-Za-z_]/g, ""), h = 0;
+    for (var i = 0; i < key.length; i++) h = (h * 31 + key.charCodeAt(i)) % 360;
+    return h;
+  }
+  function chip(v, plain) {
+    var c = el("span", "chip", text(v));
+    if (typeof v === "string" && !plain) c.style.background = "hsla(" + hue(v) + ",65%,55%,.18)";
+    return c;
+  }
+  function chips(list) {
+    var span = el("span", list.length <= 6 ? "chipset" : "");
+    if (!list.length) span.appendChild(el("span", "muted", "none"));
+    list.forEach(function (v) { span.appendChild(chip(v)); });
+    return span;
+  }
+  function table(rows, head, labels) {
+    var t = el("table"), th = el("thead"), tr = el("tr"), tb = el("tbody");
+    if (labels) tr.appendChild(el("th", "", ""));
+    head.forEach(function (h) { tr.appendChild(el("th", "", h)); });
+    th.appendChild(tr); t.appendChild(th);
+    rows.forEach(function (cells, i) {
+      var r = el("tr");
+      if (labels) {
+        r.appendChild(el("th", "", labels[i]));
+        if (labels[i] === seatName(data.seat)) r.className = "me";
+      }
+      cells.forEach(function (c) { var td = el("td"); td.appendChild(render(c, "")); r.appendChild(td); });
+      tb.appendChild(r);
+    });
+    t.appendChild(tb);
+    var wrap = el("div", "scroll"); wrap.appendChild(t);
+    return wrap;
+  }
+  function render(v, key) {
+    if (scalar(v)) return v === null ? el("span", "muted", "—") : el("span", "", text(v));
+    if (Array.isArray(v)) {
+      if (!v.length) return el("span", "muted", "none");
+      var perSeat = data.perSeat.indexOf(key) >= 0 && v.length === data.players;
+      if (perSeat) {
+        var dl = el("dl", "kv");
+        v.forEach(function (x, i) {
+          var dt = el("dt", "", seatName(i)), dd = el("dd");
+          if (i === data.seat) { dt.className = "me"; dd.className = "me"; }
+          dd.appendChild(Array.isArray(x) && x.every(scalar) ? chips(x) : render(x, ""));
+          dl.appendChild(dt); dl.appendChild(dd);
+        });
+        return dl;
+      }
+      if (v.every(scalar)) return chips(v);
+      if (v.every(function (x) { return x && typeof x === "object" && !Array.isArray(x); })) {
+        var keys = [];
+        v.forEach(function (x) { Object.keys(x).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+        return table(v.map(function (x) { return keys.map(function (k) { return x[k] === undefined ? null : x[k]; }); }), keys);
+      }
+      if (v.every(function (x) { return Array.isArray(x) && x.every(scalar); })) {
+        var width = Math.max.apply(null, v.map(function (x) { return x.length; }));
+        var head = [];
+        for (var i = 0; i < width; i++) head.push(width === data.players ? "seat " + i : String(i));
+        return table(v, head, v.map(function (_, j) { return String(j + 1); }));
+      }
+      var ol = el("ol");
+      v.forEach(function (x) { var li = el("li"); li.appendChild(render(x, "")); ol.appendChild(li); });
+      return ol;
+    }
+    var ks = Object.keys(v);
+    if (!ks.length) return el("span", "muted", "none");
+    if (ks.every(function (k) { return scalar(v[k]); }) && ks.length <= 8) {
+      var line = el("span");
+      ks.forEach(function (k, i) {
+        if (i) line.appendChild(document.createTextNode(" · "));
+        line.appendChild(el("span", "muted", k + " "));
+        line.appendChild(el("b", "", text(v[k])));
+      });
+      return line;
+    }
+    var d = el("dl", "kv");
+    ks.forEach(function (k) {
+      d.appendChild(el("dt", "", k));
+      var dd = el("dd"); dd.appendChild(render(v[k], k)); d.appendChild(dd);
+    });
+    return d;
+  }
+  function show(n) {
+    at = Math.max(0, Math.min(last, n | 0));
+    var s = steps[at];
+    $("step-label").textContent = at === 0 ? "Setup (step 0 of " + last + ")" : "Step " + at + " of " + last;
+    $("slider").value = String(at);
+    $("first").disabled = $("prev").disabled = at === 0;
+    $("next").disabled = $("last").disabled = at === last;
+    var act = $("to-act");
+    act.textContent = "";
+    if (s.a.length) {
+      act.appendChild(el("span", "muted", "Next to act: "));
+      s.a.forEach(function (seat) { act.appendChild(chip(seatName(seat), true)); });
+    } else if (at === last) {
+      act.appendChild(el("span", "muted", "The game is over."));
+    }
+    var view = $("view"); view.textContent = ""; view.appendChild(render(states[at], ""));
+    var body = $("decisions").tBodies[0]; body.textContent = "";
+    s.m.forEach(function (m) {
+      var tr = el("tr"); tr.setAttribute("data-seat", m[0]);
+      if (m[0] === data.seat) tr.className = "me";
+      var who = el("td"), bot = data.seats[m[0]];
+      who.appendChild(el("b", "", m[0]));
+      if (bot) who.appendChild(el("span", "muted", " " + bot.bot));
+      tr.appendChild(who);
+      var td = el("td"); td.appendChild(scalar(m[1]) ? chip(m[1]) : render(m[1], "")); tr.appendChild(td);
+      tr.appendChild(el("td", m[2] === "default" ? "by-default" : "", m[2]));
+      tr.appendChild(el("td", "num ms", (Math.round(m[3] * 10) / 10) + " ms"));
+      body.appendChild(tr);
+    });
+    $("no-decision").textContent = s.m.length ? "" : at === 0
+      ? "The setup: no decision yet." : "No decision of this seat at this step.";
+    var ol = $("events"); ol.textContent = "";
+    if (!s.e.length) ol.appendChild(el("li", "muted", "No events."));
+    s.e.forEach(function (pair) {
+      var ev = pair[1], li = el("li", ev.to ? "private" : "");
+      li.value = pair[0]; li.setAttribute("data-index", pair[0]);
+      li.appendChild(el("b", "ev-type", ev.type));
+      if (ev.to) li.appendChild(el("span", "badge", ev.to.length ? "only seat " + ev.to.join(", ") : "hidden from all"));
+      var fields = Object.keys(ev).filter(function (k) { return k !== "type" && k !== "to"; });
+      li.appendChild(document.createTextNode(" " + fields.map(function (k) { return k + "=" + text(ev[k]); }).join(", ")));
+      ol.appendChild(li);
+    });
+    if (history.replaceState) history.replaceState(null, "", "#step=" + at);
+  }
+  $("slider").max = String(last);
+  $("first").onclick = function () { show(0); };
+  $("prev").onclick = function () { show(at - 1); };
+  $("next").onclick = function () { show(at + 1); };
+  $("last").onclick = function () { show(last); };
+  $("slider").oninput = function () { show(+this.value); };
+  document.addEventListener("keydown", function (e) {
+    if (e.target && e.target.tagName === "INPUT") return;
+    if (e.key === "ArrowRight") show(at + 1);
+    else if (e.key === "ArrowLeft") show(at - 1);
+    else if (e.key === "Home") show(0);
+    else if (e.key === "End") show(last);
+    else return;
+    e.preventDefault();
+  });
+  var m = /step=(\d+)/.exec(location.hash);
+  show(m ? +m[1] : 0);
+})();
+"""

@@ -1,0 +1,152 @@
+"""The site: which page lives at which path, for the server and for the static export.
+
+One scheme for both (links are relative, so the same pages work over HTTP and
+from files)::
+
+    index.html                   start page
+    tournaments.html             every tournament with its progress
+    leaderboard/GAME.html        one game's leaderboard
+    head-to-head/GAME.html       who finishes ahead of whom in one game
+    bot/NAME.html                a bot: versions, rating history, seats, faults
+    tournament/ID.html           one tournament and its games
+    replay/ID.html               a game's replay from the full view
+    replay/ID-seatN.html         the same game from seat N's view
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from leaderboard.store import Store, StoreError
+from leaderboard.web import (
+    PageError,
+    bad_request,
+    bot_page,
+    error_page,
+    head_to_head_page,
+    index_page,
+    is_busy,
+    leaderboard_page,
+    not_found,
+    tournament_page,
+    tournaments_page,
+)
+from leaderboard.web.data import boards
+
+from .replay import load, rebuild, replay_file, replay_page
+
+log = logging.getLogger(__name__)
+
+_REPLAY = re.compile(r"(\d{1,18})(?:-seat(\d{1,4}))?")
+_NUMBER = re.compile(r"\d{1,18}")
+
+
+def root_of(segments: list[str]) -> str:
+    """The relative path from a page at ``segments`` back to the site root."""
+    return "../" * max(0, len(segments) - 1)
+
+
+def _replay(store: Store, key: str) -> str:
+    match = _REPLAY.fullmatch(key)
+    if not match:
+        raise bad_request(f"{key!r} is not a replay: replays are named by game id, as "
+                          "replay/12.html, or replay/12-seat0.html for one seat's view.")
+    game_id, seat = int(match[1]), None if match[2] is None else int(match[2])
+    row = load(store, game_id)
+    if seat is not None and seat >= len(row["seat_rows"]):
+        raise not_found(f"Game {game_id} has seats 0 to {len(row['seat_rows']) - 1}; there is "
+                        f"no seat {seat}.")
+    return replay_page(store, rebuild(row, [seat]), seat)
+
+
+def _tournament(store: Store, key: str) -> str:
+    if not _NUMBER.fullmatch(key):
+        raise bad_request(f"{key!r} is not a tournament id: tournaments are numbered, as "
+                          "tournament/1.html; the tournaments page links every one.")
+    return tournament_page(store, int(key))
+
+
+_PAGES: dict[str, Callable[[Store, str], str]] = {
+    "leaderboard": leaderboard_page,
+    "head-to-head": head_to_head_page,
+    "bot": bot_page,
+    "tournament": _tournament,
+    "replay": _replay,
+}
+
+
+def page_for(store: Store, segments: list[str]) -> str:
+    """The page at a path (its decoded segments), or PageError."""
+    if segments in ([], [""], ["index.html"]):
+        return index_page(store)
+    if segments == ["tournaments.html"]:
+        return tournaments_page(store)
+    if len(segments) == 2 and segments[0] in _PAGES and segments[1].endswith(".html") \
+            and len(segments[1]) > 5:
+        return _PAGES[segments[0]](store, segments[1][:-5])
+    raise not_found("There is no page at this address; the start page links every page.")
+
+
+def render(store: Store, segments: list[str]) -> tuple[int, str]:
+    """(HTTP status, HTML) for a path: the page, or a clear error page, never a traceback."""
+    root = root_of(segments)
+    try:
+        return 200, page_for(store, segments)
+    except PageError as err:
+        return err.status, error_page(err.status, err.message, root, _games(store))
+    except StoreError as err:
+        if is_busy(err):
+            return 503, error_page(503, "The database is busy (a tournament is writing to it); "
+                                   "try again in a moment.", root)
+        return 503, error_page(503, f"The database cannot be read now: {err}", root)
+    except Exception:  # the visitor gets a sentence, the log the details
+        log.exception("error while making the page /%s", "/".join(segments))
+        return 500, error_page(500, "Something went wrong while making this page; the "
+                               "server's log has the details.", root, _games(store))
+
+
+def _games(store: Store) -> list[str]:
+    try:
+        return boards(store)
+    except Exception:  # noqa: BLE001 - only the navigation bar is lost
+        return []
+
+
+def export_html(store: Store, directory: str | Path,
+                progress: Callable[[str], None] | None = None) -> int:
+    """Write every page under ``directory`` (links relative: open index.html from disk);
+    returns the number of pages written."""
+    out = Path(directory)
+    count = 0
+
+    def write(relative: str, html: str) -> None:
+        nonlocal count
+        path = out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+        count += 1
+        if progress:
+            progress(relative)
+
+    write("index.html", index_page(store))
+    write("tournaments.html", tournaments_page(store))
+    write("404.html", error_page(404, "There is no page at this address; the start page links "
+                                 "every page.", "", boards(store)))
+    for game in boards(store):
+        write(f"leaderboard/{game}.html", leaderboard_page(store, game))
+        write(f"head-to-head/{game}.html", head_to_head_page(store, game))
+    for row in store.rows("SELECT DISTINCT name FROM bots ORDER BY name"):
+        write(f"bot/{row['name']}.html", bot_page(store, row["name"]))
+    for row in store.rows("SELECT id FROM tournaments ORDER BY id"):
+        write(f"tournament/{row['id']}.html", tournament_page(store, row["id"]))
+    for row in store.rows("SELECT id FROM games ORDER BY id"):
+        stored = load(store, row["id"])
+        seats: list[int | None] = [None, *range(len(stored["seat_rows"]))]
+        rebuilt = rebuild(stored, seats)
+        for seat in seats:
+            write(f"replay/{replay_file(row['id'], seat)}.html",
+                  replay_page(store, rebuilt, seat))
+    return count
