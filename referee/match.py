@@ -197,7 +197,7 @@ class Match:
                 self._timing, self._defaulted = {}, set()
                 joint = self._decide(game, index, state, policies)
                 # The replay record: each seat's action, who chose it and how long it took.
-                moves.append({str(s): {"action": a, "ms": round(self._timing.get(s, 0.0), 1),
+                moves.append({str(s): {"action": a, "ms": round(self._timing.get(s, 0.0), 3),
                                        "by": "default" if s in self._defaulted else
                                        "builtin" if s in policies else "bot"}
                               for s, a in joint.items()})
