@@ -33,12 +33,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroups import TreeLimits
+from .cgroups import probe as cgroup_probe
 from .errors import RefereeError
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,6 @@ SANDBOX_UID = 1000
 """The bot's uid inside its own user namespace (bwrap run by an ordinary user)."""
 NOBODY = 65534
 """The bot's uid when the referee runs as root."""
-_CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 
 class SandboxError(RefereeError):
@@ -75,7 +74,7 @@ class Limits:
     tmp_mb: int = 64
     """Size of the private /tmp (RAM-backed)."""
     tree_memory_mb: int = 2048
-    """Memory of the whole tree (cgroup memory.limit_in_bytes), where cgroups allow."""
+    """Memory of the whole tree (cgroup v1 memory.limit_in_bytes, or v2 memory.max)."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +91,7 @@ class Support:
 def probe() -> Support:
     """Find out once whether bubblewrap can create its namespaces here."""
     bwrap = shutil.which("bwrap")
-    cgroups = os.geteuid() == 0 and all(
-        os.access(_own_cgroup(c), os.W_OK) for c in ("memory", "pids"))
+    cgroups = cgroup_probe().version is not None
     if bwrap is None:
         return Support(None, False, cgroups, "bubblewrap (bwrap) is not installed")
     try:
@@ -106,18 +104,6 @@ def probe() -> Support:
         why = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
         return Support(bwrap, False, cgroups, f"bwrap cannot create namespaces here: {why}")
     return Support(bwrap, True, cgroups, "ok")
-
-
-def _own_cgroup(controller: str) -> Path:
-    """This process's cgroup folder for a v1 controller (new groups are made inside it)."""
-    try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, names, path = line.split(":", 2)
-            if controller in names.split(","):
-                return _CGROUP_ROOT / controller / path.lstrip("/")
-    except OSError:
-        pass
-    return _CGROUP_ROOT / controller
 
 
 def check_mode(mode: str) -> Support:
@@ -182,12 +168,14 @@ def _parent_dirs(targets: Sequence[str]) -> list[str]:
 class Sandbox:
     """The sandbox of one bot process: its command line, its cgroups and its end."""
 
-    def __init__(self, mode: str, limits: Limits, bot_path: Path, seat_dir: str) -> None:
+    def __init__(self, mode: str, limits: Limits, bot_path: Path, seat_dir: str,
+                 cgroup_name: str | None = None) -> None:
+        self.cgroup_name = cgroup_name
         self.mode, self.limits = mode, limits
         self.bot_path, self.seat_dir = bot_path, seat_dir
         self.support = probe() if mode != "none" else Support(None, False, False, "disabled")
         self.isolated = mode != "none" and self.support.namespaces
-        self.cgroups: list[Path] = []
+        self.tree: TreeLimits | None = None
 
     # ------------------------------------------------------------ the command
     def inside(self, arg: str) -> str:
@@ -283,48 +271,23 @@ class Sandbox:
         """Put ``pid`` (held at its gate, not yet running the bot) into fresh cgroups."""
         if not self.uses_cgroups:
             return
-        name = f"arena-{uuid.uuid4().hex[:12]}"
-        settings = {"memory": {"memory.limit_in_bytes": str(self.limits.tree_memory_mb << 20)},
-                    "pids": {"pids.max": str(self.limits.processes)}}
-        for controller, values in settings.items():
-            folder = _own_cgroup(controller) / name
-            try:
-                folder.mkdir()
-                self.cgroups.append(folder)
-                for key, value in values.items():
-                    (folder / key).write_text(value)
-                (folder / "cgroup.procs").write_text(str(pid))
-            except OSError as err:
-                log.warning("cgroup %s not applied (%s); rlimits still hold", controller, err)
+        version = cgroup_probe().version
+        assert version is not None
+        self.tree = TreeLimits(version, self.limits.tree_memory_mb << 20, self.limits.processes,
+                               self.cgroup_name)
+        try:
+            self.tree.enter(pid)
+        except OSError as err:
+            log.warning("cgroups not applied (%s); rlimits still hold", err)
 
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
         """End the bot's whole tree: every process in its cgroups, its group, itself."""
-        for _ in range(200):
-            pids = set()
-            for folder in self.cgroups:
-                try:
-                    pids |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-                except OSError:
-                    pass
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            if not pids:
-                break
-            time.sleep(0.01)
+        if self.tree is not None:
+            self.tree.kill()
+            self.tree = None
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         proc.kill()
         proc.wait()
-        for folder in self.cgroups:
-            for _ in range(100):
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.01)
-        self.cgroups = []

@@ -20,6 +20,7 @@ from typing import Any
 
 from protocol.codec import encode
 
+from . import cgroups
 from .programs import BotProgram
 from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
@@ -44,6 +45,7 @@ class ProgramSeat:
         self.conn: Connection | None = None
         self.process: multiprocessing.process.BaseProcess | None = None
         self.folder: str | None = None
+        self.cgroup_name: str | None = None
         self.seq = 0
         self.name = ""
         self.greeted = False
@@ -60,10 +62,12 @@ class ProgramSeat:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
         self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")
+        self.cgroup_name = cgroups.new_name()
         spec = LaunchSpec(
             seat=self.seat, command=self.program.command, cwd=str(self.program.cwd),
             protocol=self.program.protocol, seat_dir=self.folder, token=secrets.token_hex(16),
             bot_path=str(self.program.path), sandbox=self.sandbox, limits=self.limits,
+            cgroup_name=self.cgroup_name,
             stderr_path=str(self.stderr_path) if self.stderr_path else None,
             # The cap is per match: a restarted bot only gets what is left of it.
             stderr_cap=max(0, self.stderr_cap - (self._log_size() - self._log_base)),
@@ -129,3 +133,6 @@ class ProgramSeat:
         if self.folder:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+        if self.cgroup_name and self.sandbox != "none":
+            cgroups.sweep(self.cgroup_name)  # in case the supervisor died before it could
+        self.cgroup_name = None

@@ -70,6 +70,8 @@ class LaunchSpec:
     """The bot's file or folder, bound read-only into the sandbox."""
     sandbox: str = "auto"
     limits: Limits = field(default_factory=Limits)
+    cgroup_name: str | None = None
+    """The name of the bot's cgroups, chosen by the referee, which sweeps them up."""
     stderr_path: str | None = None
     stderr_cap: int = 64 * 1024
     memory_headroom: int = 256 * 1024 * 1024
@@ -129,7 +131,7 @@ class Supervisor(ABC):
     def start_bot(self) -> None:
         spec = self.spec
         self.sandbox = sandbox = Sandbox(spec.sandbox, spec.limits, Path(spec.bot_path),
-                                         spec.seat_dir)
+                                         spec.seat_dir, spec.cgroup_name)
         env = sandbox.env({"ARENA_ENDPOINT": sandbox.endpoint(), "ARENA_TOKEN": spec.token,
                            "PYTHONUNBUFFERED": "1"})
         argv = sandbox.argv(spec.command)

@@ -16,6 +16,7 @@ import pytest
 
 from referee.match import Clocks, Match, play_match
 from referee.records import GameRecord
+from referee import cgroups
 from referee.sandbox import Limits, SandboxError, Support, probe
 
 from .test_faults import FAST, GOOD_BOT, HOSTILE, NORMAL_END, processes_mentioning
@@ -35,14 +36,38 @@ def hostile(tmp_path: Path, mode: str, **params: object) -> str:
     return str(path)
 
 
+def existing_groups(names: set[str]) -> set[str]:
+    """Those of ``names`` that still exist as cgroups under this process's own."""
+    found: set[str] = set()
+    for controller in ("memory", "pids", ""):
+        own = cgroups._own(controller)
+        if own is not None and own.is_dir():
+            found |= {name for name in names if (own / name).exists()}
+    return found
+
+
 def play(tmp_path: Path, bot: str, clocks: Clocks = FAST,
          limits: Limits = SMALL) -> tuple[GameRecord, str]:
+    made: set[str] = set()
+    original = cgroups.new_name
+
+    def recording() -> str:  # note the groups this match makes, to look for them after
+        made.add(name := original())
+        return name
+
+    cgroups.new_name = recording  # type: ignore[assignment]
     good = tmp_path / f"good_{tmp_path.name}.py"
     good.write_text(GOOD_BOT)
-    (record,) = play_match("stop-me", [bot, "builtin:random", str(good)], 1, seed=5,
-                           clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
-                           limits=limits)
+    try:
+        (record,) = play_match("stop-me", [bot, "builtin:random", str(good)], 1, seed=5,
+                               clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                               limits=limits)
+    finally:
+        cgroups.new_name = original  # type: ignore[assignment]
     assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    if cgroups.probe().version is not None:
+        assert made, "the bots ran without cgroups"
+    assert existing_groups(made) == set(), "a bot's cgroups outlived its match"
     assert not record.void and record.reason in NORMAL_END
     for seat in record.seats[1:]:
         assert (seat.status, dict(seat.faults)) == ("ok", {})
@@ -157,3 +182,20 @@ def test_auto_without_bubblewrap_warns_and_runs_with_rlimits(
                            clocks=FAST)
     assert record.seats[0].status == "ok"
     assert "bots are NOT isolated: bubblewrap (bwrap) is not installed" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_tree_limits_hold_a_process_and_kill_it_with_its_group() -> None:
+    import subprocess as sp
+
+    child = sp.Popen(["sleep", "60"])
+    tree = cgroups.TreeLimits(cgroups.probe().version or 1, 64 << 20, 8)
+    try:
+        tree.enter(child.pid)
+        assert tree.members() == {child.pid}
+        folders = list(tree.folders)
+        assert all(f.is_dir() for f in folders)
+    finally:
+        tree.kill()
+    assert child.wait(5) == -9
+    assert not any(f.exists() for f in folders)

@@ -1,0 +1,190 @@
+"""Limits on a bot's whole process tree through cgroups: v1, or a delegated v2 subtree.
+
+* **cgroup v1** (as on the development machines): the ``memory`` and ``pids``
+  controllers' own folders of this process, writable as root. Each bot gets a
+  group in both, with ``memory.limit_in_bytes`` and ``pids.max``.
+* **cgroup v2**: this process's cgroup in the unified hierarchy must be writable
+  and already delegate ``memory`` and ``pids`` to its children (its
+  ``cgroup.subtree_control`` lists them, as under ``systemd-run --scope -p
+  Delegate=yes``). Each bot gets a child group with ``memory.max`` and
+  ``pids.max``, ended with ``cgroup.kill`` where the kernel has it. Arena never
+  rearranges the machine's cgroups to make this possible.
+
+:func:`probe` says which one works here, by trying it (a throwaway group is
+created, limited and removed); where neither does, the sandbox falls back to
+rlimits. See docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+@dataclass(frozen=True)
+class CgroupSupport:
+    """Which cgroup version can limit bot trees here (None: neither), and why."""
+
+    version: int | None
+    reason: str
+
+
+def _own(controller: str) -> Path | None:
+    """This process's folder for a v1 controller, or (``""``) in the v2 hierarchy."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, names, path = line.split(":", 2)
+        if controller == "" and number == "0" and names == "":
+            return ROOT / path.lstrip("/")
+        if controller and controller in names.split(","):
+            return ROOT / controller / path.lstrip("/")
+    return None
+
+
+def _limits(version: int, memory: int, pids: int) -> dict[str, str]:
+    if version == 1:
+        return {"memory": f"memory.limit_in_bytes={memory}", "pids": f"pids.max={pids}"}
+    return {"": f"memory.max={memory}\npids.max={pids}"}
+
+
+class TreeLimits:
+    """The cgroups of one bot's process tree."""
+
+    def __init__(self, version: int, memory_bytes: int, processes: int,
+                 name: str | None = None) -> None:
+        self.version = version
+        self.memory_bytes, self.processes = memory_bytes, processes
+        self.name = name or new_name()
+        self.folders: list[Path] = []
+
+    def enter(self, pid: int) -> None:
+        """Make the groups, set their limits, move ``pid`` (not yet running the bot) in."""
+        name = self.name
+        for controller, settings in _limits(self.version, self.memory_bytes,
+                                            self.processes).items():
+            parent = _own(controller)
+            if parent is None:
+                raise OSError(f"no cgroup folder for {controller or 'the v2 hierarchy'}")
+            folder = parent / name
+            folder.mkdir()
+            self.folders.append(folder)
+            for setting in settings.split("\n"):
+                key, value = setting.split("=")
+                (folder / key).write_text(value)
+            (folder / "cgroup.procs").write_text(str(pid))
+
+    def members(self) -> set[int]:
+        found: set[int] = set()
+        for folder in self.folders:
+            try:
+                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+            except OSError:
+                pass
+        return found
+
+    def kill(self) -> None:
+        """Kill every process in the groups (until none is left), then remove them."""
+        for folder in self.folders:
+            kill_file = folder / "cgroup.kill"  # v2, Linux 5.14+: the kernel does it all
+            if self.version == 2 and kill_file.exists():
+                try:
+                    kill_file.write_text("1")
+                except OSError:
+                    pass
+        for _ in range(200):
+            members = self.members()
+            if not members:
+                break
+            for pid in members:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+        for folder in self.folders:
+            for _ in range(100):
+                try:
+                    folder.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.01)
+        self.folders = []
+
+
+def new_name() -> str:
+    """A fresh name for a bot's groups."""
+    return f"arena-{uuid.uuid4().hex[:12]}"
+
+
+def sweep(name: str) -> None:
+    """Kill and remove the groups called ``name``, if any are left.
+
+    The supervisor removes its bot's groups itself; this is for a supervisor that
+    died first (killed by its bot, say), so that no empty group is left behind.
+    """
+    support = probe()
+    if support.version is None:
+        return
+    tree = TreeLimits(support.version, 0, 0, name)
+    for controller in _limits(support.version, 0, 0):
+        parent = _own(controller)
+        if parent is not None and (parent / name).is_dir():
+            tree.folders.append(parent / name)
+    tree.kill()
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> CgroupSupport:
+    """Try v1, then v2, with a throwaway group; the first that works is used."""
+    reasons = []
+    for version in (1, 2):
+        if version == 1 and os.geteuid() != 0:
+            reasons.append("cgroup v1 needs root")
+            continue
+        if version == 2:
+            own = _own("")
+            controls = own / "cgroup.subtree_control" if own else None
+            if controls is None or not controls.exists():
+                reasons.append("no cgroup v2 hierarchy")
+                continue
+            delegated = controls.read_text().split()
+            if not {"memory", "pids"} <= set(delegated):
+                reasons.append(f"cgroup v2 delegates {delegated or 'nothing'} here, not memory "
+                               f"and pids (run under systemd-run --scope -p Delegate=yes)")
+                continue
+        trial = TreeLimits(version, 64 << 20, 16)
+        try:
+            _trial(trial)
+        except OSError as err:
+            reasons.append(f"cgroup v{version}: {err.strerror or err}")
+            continue
+        finally:
+            trial.kill()
+        return CgroupSupport(version, "ok")
+    return CgroupSupport(None, "; ".join(reasons))
+
+
+def _trial(trial: TreeLimits) -> None:
+    """Create, limit and remove a group without moving any process into it."""
+    name = f"arena-probe-{uuid.uuid4().hex[:8]}"
+    for controller, settings in _limits(trial.version, trial.memory_bytes,
+                                        trial.processes).items():
+        parent = _own(controller)
+        if parent is None:
+            raise OSError(0, f"no cgroup folder for {controller or 'v2'}")
+        folder = parent / name
+        folder.mkdir()
+        trial.folders.append(folder)
+        for setting in settings.split("\n"):
+            key, value = setting.split("=")
+            (folder / key).write_text(value)
