@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -152,7 +153,8 @@ def expected_steps(db_path: Path, game_id: int) -> tuple[list[dict], list[list[i
 
 
 def ms(value: float) -> str:
-    text = repr(round(float(value), 1))
+    """Milliseconds as the viewer shows them: JavaScript's Math.round(x * 10) / 10."""
+    text = repr(math.floor(float(value) * 10 + 0.5) / 10)
     return text.removesuffix(".0")
 
 
