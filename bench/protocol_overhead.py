@@ -4,6 +4,8 @@ Measured side by side in one run, on this machine:
 
 1. floor: a raw pyzmq DEALER/DEALER ping-pong between two Python processes with
    a stop-me sized JSON message (encoded and decoded on both sides);
+1b. the same through a minimal relay process (a pipe, then the DEALER pair): the
+   least any design with a per-seat process between referee and bot can cost;
 2. one bot program seat: stop-me with one SDK random bot (the other seat a
    built-in), so every program decision is one round trip through the referee,
    the seat's supervisor and the bot; cost = wall time / decisions asked;
@@ -24,6 +26,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from referee.match import Clocks, Match
 
@@ -74,6 +77,48 @@ def floor(pings: int, payload: dict) -> float:
     return statistics.median(times[pings // 10:])
 
 
+def _relay(conn: Any, endpoint: str) -> None:
+    import zmq
+
+    sock = zmq.Context().socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+    poller = zmq.Poller()
+    poller.register(conn.fileno(), zmq.POLLIN)
+    poller.register(sock, zmq.POLLIN)
+    while True:
+        ready = dict(poller.poll(50))
+        if conn.fileno() in ready:
+            data = conn.recv_bytes()
+            sock.send(data)
+            if data == b'{"type":"bye"}':
+                return
+        if sock in ready:
+            conn.send_bytes(sock.recv())
+
+
+def relay_floor(pings: int, payload: dict) -> float:
+    """Median seconds per round trip: referee -> pipe -> relay -> DEALER pair -> echo bot."""
+    folder = tempfile.mkdtemp(prefix="arena-bench-")
+    endpoint = f"ipc://{folder}/relay.sock"
+    ctx = multiprocessing.get_context("fork")
+    mine, theirs = ctx.Pipe()
+    relay = ctx.Process(target=_relay, args=(theirs, endpoint), daemon=True)
+    relay.start()
+    echo = ctx.Process(target=_echo, args=(endpoint,), daemon=True)
+    echo.start()
+    times = []
+    for seq in range(pings):
+        start = time.perf_counter()
+        mine.send_bytes(json.dumps({**payload, "seq": seq}).encode())
+        json.loads(mine.recv_bytes())
+        times.append(time.perf_counter() - start)
+    mine.send_bytes(b'{"type":"bye"}')
+    relay.join(2)
+    echo.join(2)
+    return statistics.median(times[pings // 10:])
+
+
 def referee_cost(bot: str, programs: int, games: int) -> tuple[float, float, int]:
     """(seconds per decision asked, seconds per step, steps) for a stop-me match."""
     bots = [bot] * programs + ["builtin:random"] * max(0, 2 - programs)
@@ -107,10 +152,13 @@ def main() -> None:
                    "game_index": 0, "observation": game.view(0), "legal": game.legal_actions(0)}
         size = len(json.dumps(payload))
         raw = floor(args.pings, payload)
+        relayed = relay_floor(args.pings, payload)
         one, _, steps1 = referee_cost(str(bot), 1, args.games)
         _, four, steps4 = referee_cost(str(bot), 4, args.games)
     print(f"message size:                         {size} bytes")
     print(f"floor, raw DEALER/DEALER round trip:  {raw * 1e6:8.1f} us")
+    print(f"through a minimal relay process:      {relayed * 1e6:8.1f} us   "
+          f"ratio to floor {relayed / raw:.2f} (the least a per-seat process costs)")
     print(f"referee, one program seat, per decision: {one * 1e6:8.1f} us "
           f"({steps1} steps)   ratio to floor {one / raw:.2f} (goal <= 1.5)")
     print(f"referee, 4 seats simultaneous, per step: {four * 1e6:8.1f} us "
