@@ -20,6 +20,7 @@ import os
 import queue
 import signal
 import sys
+import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,16 +50,31 @@ class MatchJob:
     limits: Limits = field(default_factory=Limits)
     log_dir: str | None = None
 
-    def play(self, on_game: Callable[[int, dict[str, Any]], None]) -> None:
-        """Play the match here; ``on_game(position, record_json)`` after each game."""
-        log_dir = Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir else None
-        match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
-                      log_dir, self.sandbox, self.limits, seeds=[g["seed"] for g in self.games])
-        match.run(on_game=lambda record: on_game(record.index, record.replay_json()))
+    def play(self, on_game: Callable[[int, dict[str, Any]], None]) -> dict[int, str]:
+        """Play the match here; ``on_game(position, record_json)`` after each game.
+
+        Returns each program seat's captured output (stderr, capped per match), which
+        is kept in ``log_dir`` too when one is given.
+        """
+        with tempfile.TemporaryDirectory(prefix="arena-logs-") as scratch:
+            log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
+                       else Path(scratch))
+            match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
+                          log_dir, self.sandbox, self.limits,
+                          seeds=[g["seed"] for g in self.games])
+            try:
+                match.run(on_game=lambda record: on_game(record.index, record.replay_json()))
+            finally:
+                logs = {}
+                for seat in range(len(self.bots)):
+                    for path in log_dir.glob(f"seat{seat}-*.stderr.log"):
+                        logs[seat] = path.read_text(encoding="utf-8", errors="replace")
+        return logs
 
 
 GameCallback = Callable[[MatchJob, int, dict[str, Any]], None]
 ErrorCallback = Callable[[MatchJob, str], None]
+LogsCallback = Callable[[MatchJob, dict[int, str]], None]
 
 
 class Executor(ABC):
@@ -66,8 +82,9 @@ class Executor(ABC):
 
     @abstractmethod
     def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback) -> None:
-        """Play every job. ``on_game`` and ``on_error`` are called in this process.
+            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
+        """Play every job. ``on_game``, ``on_error`` and ``on_logs`` (each finished
+        match's captured bot output) are called in this process.
 
         A KeyboardInterrupt stops the run: matches in progress are abandoned (their
         bot processes stopped), every game already reported stays reported.
@@ -78,10 +95,12 @@ class InlineExecutor(Executor):
     """Plays the matches one after another in this process."""
 
     def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback) -> None:
+            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
         for job in jobs:
             try:
-                job.play(lambda position, record, job=job: on_game(job, position, record))
+                logs = job.play(lambda position, record, job=job: on_game(job, position, record))
+                if on_logs:
+                    on_logs(job, logs)
             except (KeyboardInterrupt, SystemExit):
                 raise
             except Exception as err:  # a bot that cannot start, a build that fails
@@ -108,8 +127,9 @@ def _worker(tasks: Any, results: Any) -> None:
     _die_with_parent()
     while (job := tasks.get()) is not None:
         try:
-            job.play(lambda position, record, key=job.key: results.put(
+            logs = job.play(lambda position, record, key=job.key: results.put(
                 ("game", key, position, record)))
+            results.put(("logs", job.key, None, logs))
         except SystemExit:
             return
         except Exception as err:
@@ -126,7 +146,7 @@ class ProcessExecutor(Executor):
         self.workers = workers
 
     def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback) -> None:
+            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
         if not jobs:
             return
         try:
@@ -162,6 +182,9 @@ class ProcessExecutor(Executor):
                     on_game(by_key[key], position, payload)
                 elif kind == "error":
                     on_error(by_key[key], payload)
+                elif kind == "logs":
+                    if on_logs:
+                        on_logs(by_key[key], payload)
                 else:
                     pending.discard(key)
         finally:

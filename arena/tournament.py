@@ -114,10 +114,13 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
         progress.errors.append(f"match {job.key}: {error}")
         log.error("tournament %s, match %d: %s", name, job.key, error)
 
+    def on_logs(job: MatchJob, logs: dict[int, str]) -> None:
+        store.record_logs(t["id"], job.key, job.games[0]["seating"], logs)
+
     executor: Executor = (InlineExecutor() if workers == 1
                           else ProcessExecutor(workers or os.cpu_count() or 1))
     try:
-        executor.run(match_jobs, on_game, on_error)
+        executor.run(match_jobs, on_game, on_error, on_logs)
     finally:
         board.update(store, t["game"])  # everything stored, in canonical order
     if not store.missing_games(t["id"]):

@@ -26,7 +26,7 @@ import sqlite_utils
 APPLICATION = "arena"
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class StoreError(Exception):
@@ -91,6 +91,15 @@ _MIGRATIONS: dict[int, str] = {
     # 2: each game's moves (per step and seat: action, chooser, milliseconds) for replays.
     2: """
     ALTER TABLE games ADD COLUMN moves TEXT NOT NULL DEFAULT '[]';
+    """,
+    # 3: each bot's captured output (stderr, capped per match) for its author to read.
+    3: """
+    CREATE TABLE logs (
+        id INTEGER PRIMARY KEY, tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        match INTEGER NOT NULL, seat INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id), stored_at TEXT NOT NULL,
+        text TEXT NOT NULL);
+    CREATE INDEX logs_by_bot ON logs (bot_id);
     """,
 }
 
@@ -284,6 +293,16 @@ class Store:
                  for s, (bot_id, seat) in enumerate(zip(scheduled["seating"], record["seats"],
                                                         strict=True))])
             return game_id
+
+    def record_logs(self, tournament_id: int, match: int, seating: Sequence[int],
+                    logs: Mapping[int, str]) -> None:
+        """Keep the captured output of each seat of one match (already capped per match)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO logs (tournament_id, match, seat, bot_id, stored_at, text) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(tournament_id, match, seat, seating[seat], now(), text)
+                 for seat, text in sorted(logs.items()) if text])
 
     # ------------------------------------------------------------------ reads
     def rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict]:

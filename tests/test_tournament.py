@@ -362,11 +362,12 @@ def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
     store.close()
     conn = sqlite3.connect(db)  # make it a schema-1 database, as an older Arena left it
     conn.execute("ALTER TABLE games DROP COLUMN moves")
+    conn.execute("DROP TABLE logs")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     store = Store(db)
-    assert store.one("SELECT value FROM meta WHERE key = 'schema_version'")["value"] == "2"
-    assert "moves" in store.db["games"].columns_dict
+    assert store.one("SELECT value FROM meta WHERE key = 'schema_version'")["value"] == "3"
+    assert "moves" in store.db["games"].columns_dict and "logs" in store.db.table_names()
     assert [b["name"] for b in store.bots()] == ["r"]
     store.close()

@@ -250,6 +250,16 @@ def test_head_to_head_matches_a_direct_count(base: str, db: Path) -> None:
     assert f"{round(100 * ahead / games)}%<small>{ahead}/{games}</small>" in body
 
 
+def test_bot_page_shows_its_captured_output(base: str, db: Path) -> None:
+    """The faulty bot's SDK complains on stderr; the tournament kept it, the page shows it."""
+    rows = sql(db, "SELECT text FROM logs l JOIN bots b ON b.id = l.bot_id "
+                   "WHERE b.name = 'faulty'")
+    assert rows and all("which is not legal" in text for (text,) in rows)
+    status, body, _ = get(f"{base}bot/faulty.html")
+    assert status == 200 and "<h2>Logs</h2>" in body
+    assert "act() returned &#x27;NOT-AN-ACTION&#x27;, which is not legal" in body
+
+
 def test_tournaments_show_progress(base: str) -> None:
     _, body, _ = get(base + "tournaments.html")
     rows = {name: (int(played), int(scheduled)) for name, played, scheduled in re.findall(

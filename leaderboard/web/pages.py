@@ -193,6 +193,7 @@ def bot_page(store: Store, name: str) -> str:
         numeric=("version", "seat", "games", "wins", "mean_rank", "mean_score", "faults", "ms"),
         table_id="by-seat", empty="No games yet.")]
     parts.append(_faults(store, ids, marks))
+    parts.append(_logs(store, ids, marks))
     recent = store.rows(
         f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, s.rank, "
         f"s.score, s.status, g.finished_at FROM seats s JOIN games g ON g.id = s.game_id "
@@ -238,6 +239,23 @@ def _faults(store: Store, ids: dict[int, int], marks: str) -> str:
                 ("status", "status", lambda r: status(r["status"])),
                 ("faults", "faults", kinds), ("fault_log", "fault log", log)],
                 numeric=("version", "seat"), table_id="faults", empty="No faults."))
+
+
+def _logs(store: Store, ids: dict[int, int], marks: str) -> str:
+    """The bot's captured output (stderr, capped at 64 KiB per match), newest first."""
+    if "logs" not in store.db.table_names():
+        return ""  # a database from before schema 3
+    rows = store.rows(
+        f"SELECT l.match, l.seat, l.text, b.version, t.name AS tournament, t.id AS tid "
+        f"FROM logs l JOIN bots b ON b.id = l.bot_id JOIN tournaments t ON t.id = l.tournament_id "
+        f"WHERE l.bot_id IN ({marks}) ORDER BY l.id DESC LIMIT {FAULT_ROWS}", list(ids))
+    blocks = "".join(
+        f'<details class="log"><summary>{link(UP, "tournament", r["tid"], r["tournament"])}, '
+        f'match {esc(r["match"])}, seat {esc(r["seat"])}, version {esc(r["version"])} '
+        f'({len(r["text"])} bytes)</summary><pre>{esc(r["text"])}</pre></details>'
+        for r in rows)
+    return ('<h2>Logs</h2><p class="lead">What the bot wrote to stderr in each match, capped '
+            'at 64 KiB per match.</p>' + (blocks or '<p class="muted">No output kept.</p>'))
 
 
 def _tournament_table(root: str, rows: Sequence[dict[str, Any]]) -> str:
