@@ -67,20 +67,24 @@ class TreeLimits:
         self.name = name or new_name()
         self.folders: list[Path] = []
 
-    def enter(self, pid: int) -> None:
-        """Make the groups, set their limits, move ``pid`` (not yet running the bot) in."""
-        name = self.name
+    def make(self) -> None:
+        """Make the groups and set their limits."""
         for controller, settings in _limits(self.version, self.memory_bytes,
                                             self.processes).items():
             parent = _own(controller)
             if parent is None:
-                raise OSError(f"no cgroup folder for {controller or 'the v2 hierarchy'}")
-            folder = parent / name
+                raise OSError(0, f"no cgroup folder for {controller or 'the v2 hierarchy'}")
+            folder = parent / self.name
             folder.mkdir()
             self.folders.append(folder)
             for setting in settings.split("\n"):
                 key, value = setting.split("=")
                 (folder / key).write_text(value)
+
+    def enter(self, pid: int) -> None:
+        """Make the groups, then move ``pid`` (held at its gate, not yet the bot) in."""
+        self.make()
+        for folder in self.folders:
             (folder / "cgroup.procs").write_text(str(pid))
 
     def members(self) -> set[int]:
@@ -162,9 +166,9 @@ def probe() -> CgroupSupport:
                 reasons.append(f"cgroup v2 delegates {delegated or 'nothing'} here, not memory "
                                f"and pids (run under systemd-run --scope -p Delegate=yes)")
                 continue
-        trial = TreeLimits(version, 64 << 20, 16)
+        trial = TreeLimits(version, 64 << 20, 16, f"arena-probe-{uuid.uuid4().hex[:8]}")
         try:
-            _trial(trial)
+            trial.make()  # no process is moved in: a throwaway group
         except OSError as err:
             reasons.append(f"cgroup v{version}: {err.strerror or err}")
             continue
@@ -172,19 +176,3 @@ def probe() -> CgroupSupport:
             trial.kill()
         return CgroupSupport(version, "ok")
     return CgroupSupport(None, "; ".join(reasons))
-
-
-def _trial(trial: TreeLimits) -> None:
-    """Create, limit and remove a group without moving any process into it."""
-    name = f"arena-probe-{uuid.uuid4().hex[:8]}"
-    for controller, settings in _limits(trial.version, trial.memory_bytes,
-                                        trial.processes).items():
-        parent = _own(controller)
-        if parent is None:
-            raise OSError(0, f"no cgroup folder for {controller or 'v2'}")
-        folder = parent / name
-        folder.mkdir()
-        trial.folders.append(folder)
-        for setting in settings.split("\n"):
-            key, value = setting.split("=")
-            (folder / key).write_text(value)
