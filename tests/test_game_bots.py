@@ -16,6 +16,8 @@ import pytest
 from referee.match import Clocks, play_match
 from referee.records import GameRecord
 
+from .test_bots import assert_clean
+
 ROOT = Path(__file__).resolve().parents[1]
 DAGENS_BROTT_BOT = str(ROOT / "bots" / "dagens_brott_bot.py")
 STAND_AND_DELIVER_BOT = str(ROOT / "bots" / "stand_and_deliver_bot.py")
@@ -25,15 +27,6 @@ STAND_AND_DELIVER_BOT = str(ROOT / "bots" / "stand_and_deliver_bot.py")
 CLOCKS = Clocks(deadline_ms=5000, time_bank_ms=10_000, startup_ms=20_000)
 MARGIN_SEEDS = range(1000, 1030)
 """The fixed games on which each bot must beat builtin:random (30 games)."""
-
-
-def assert_clean(records: list[GameRecord], seat: int = 0) -> None:
-    """The seat played every game without a fault and answered its decisions."""
-    for record in records:
-        mine = record.seats[seat]
-        assert not record.void, record.error
-        assert (mine.status, dict(mine.faults), mine.fault_log) == ("ok", {}, ()), mine
-        assert not mine.forfeited and mine.asked > 0
 
 
 def sole_wins(records: list[GameRecord], seat: int = 0) -> int:
