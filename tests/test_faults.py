@@ -9,6 +9,9 @@ process of the bot is left running.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -188,3 +191,23 @@ def test_a_referee_failure_voids_the_game_and_the_match_goes_on(
     assert "RuntimeError: engine bug" in (records[0].error or "")
     assert not records[1].void and records[1].seats[0].status == "ok"
     assert processes_mentioning(tmp_path.name) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_interrupting_the_referee_leaves_no_bot_behind(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C or SIGTERM of `arena play` while a bot hangs: every bot process goes."""
+    hanging = bot_file(tmp_path, "hang")
+    good = tmp_path / f"good_{tmp_path.name}.py"
+    good.write_text(GOOD_BOT)
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "play", "stop-me", hanging,
+                             str(good), "--deadline-ms", "60000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while len(_processes_mentioning(tmp_path.name)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until both bots run
+    assert len(_processes_mentioning(tmp_path.name)) >= 2
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    proc.wait(timeout=30)
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived the referee"
