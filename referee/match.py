@@ -23,6 +23,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
+from protocol.codec import encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
 from referee.games import Game, canonical_json, get_game, new_game
 
@@ -243,6 +244,7 @@ class Match:
         """One joint action: send every program seat its act at once, then gather."""
         actions: dict[int, Any] = {}
         pending: dict[Any, tuple[int, int, float, list[Any]]] = {}
+        outgoing: list[tuple[int, ProgramSeat, int, bytes, list[Any]]] = []
         for s in game.to_act():
             st = state[s]
             seat = self.seats.get(s)
@@ -253,12 +255,16 @@ class Match:
             elif seat is not None:
                 legal = game.legal_actions(s)
                 seq = seat.next_seq()
-                seat.send(Act(seq=seq, game_index=index, deadline_ms=self.clocks.deadline_ms,
-                              time_bank_ms=int(st.bank_ms), observation=game.view(s),
-                              legal=legal, events=self._new_events(game, s, st)),
-                          await_seq=seq)
-                pending[seat.conn] = (s, seq, time.monotonic(), legal)
+                payload = encode(Act(seq=seq, game_index=index,
+                                     deadline_ms=self.clocks.deadline_ms,
+                                     time_bank_ms=int(st.bank_ms), observation=game.view(s),
+                                     legal=legal, events=self._new_events(game, s, st)))
+                outgoing.append((s, seat, seq, payload, legal))
                 st.asked += 1
+        # Every act is ready before the first goes out, so the bots start together.
+        for s, seat, seq, payload, legal in outgoing:
+            seat.send_encoded(payload, await_seq=seq)
+            pending[seat.conn] = (s, seq, time.monotonic(), legal)
         for s, policy in policies.items():  # in process, while the programs think
             if s in game.to_act() and s not in actions:
                 legal = game.legal_actions(s)

@@ -95,10 +95,14 @@ class ProgramSeat:
 
     def send(self, message: Any, await_seq: int | None = None) -> None:
         """Send a referee message (a protocol struct) to the bot through the supervisor."""
+        self.send_encoded(encode(message), await_seq)
+
+    def send_encoded(self, payload: bytes, await_seq: int | None = None) -> None:
+        """Send an already encoded message (see :meth:`send`)."""
         if self.conn is None:
             return
         try:
-            self.conn.send(("send", encode(message), await_seq))
+            self.conn.send(("send", payload, await_seq))
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the supervisor died; recv() reports it
 
