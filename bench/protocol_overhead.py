@@ -51,6 +51,17 @@ def _echo(endpoint: str) -> None:
         sock.send(json.dumps({"type": "action", "seq": message["seq"], "action": "GO"}).encode())
 
 
+def _ping(send: Any, recv: Any, pings: int, payload: dict) -> float:
+    """Median seconds per JSON round trip over ``send``/``recv``, the first tenth skipped."""
+    times = []
+    for seq in range(pings):
+        start = time.perf_counter()
+        send(json.dumps({**payload, "seq": seq}).encode())
+        json.loads(recv())
+        times.append(time.perf_counter() - start)
+    return statistics.median(times[pings // 10:])
+
+
 def floor(pings: int, payload: dict) -> float:
     """Median seconds per raw DEALER/DEALER round trip with JSON on both sides."""
     import zmq
@@ -64,17 +75,12 @@ def floor(pings: int, payload: dict) -> float:
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.bind(endpoint)
-    times = []
-    for seq in range(pings):
-        start = time.perf_counter()
-        sock.send(json.dumps({**payload, "seq": seq}).encode())
-        json.loads(sock.recv())
-        times.append(time.perf_counter() - start)
+    median = _ping(sock.send, sock.recv, pings, payload)
     sock.send(b'{"type":"bye"}')
     child.join(2)
     sock.close()
     context.term()
-    return statistics.median(times[pings // 10:])
+    return median
 
 
 def _relay(conn: Any, endpoint: str) -> None:
@@ -107,16 +113,11 @@ def relay_floor(pings: int, payload: dict) -> float:
     relay.start()
     echo = ctx.Process(target=_echo, args=(endpoint,), daemon=True)
     echo.start()
-    times = []
-    for seq in range(pings):
-        start = time.perf_counter()
-        mine.send_bytes(json.dumps({**payload, "seq": seq}).encode())
-        json.loads(mine.recv_bytes())
-        times.append(time.perf_counter() - start)
+    median = _ping(mine.send_bytes, mine.recv_bytes, pings, payload)
     mine.send_bytes(b'{"type":"bye"}')
     relay.join(2)
     echo.join(2)
-    return statistics.median(times[pings // 10:])
+    return median
 
 
 def referee_cost(bot: str, programs: int, games: int) -> tuple[float, float, int]:
