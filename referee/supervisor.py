@@ -1,13 +1,15 @@
 """The per-seat supervisor: the only process that ever touches a bot's bytes.
 
 Each seat of a bot program gets one supervisor process, forked by the referee.
-The supervisor starts the bot, owns the seat's socket (a DEALER bound on the
-seat's own ``ipc://`` path: never a ROUTER, so no routing-id squatting can abort
-anything), or the bot's stdin/stdout for a ``stdio`` bot, and checks everything
-the bot sends. Only decoded, validated messages reach the referee, over a pipe
-that no bot can reach. The supervisor's address space is capped, so a bot that
-streams raw ZMTP to exhaust memory kills its own supervisor and nothing else:
-the referee records that as a crash of that seat (see
+The supervisor starts the bot, owns the seat's socket (bound on the seat's own
+``ipc://`` path, where the bot's DEALER connects: one connection, never a
+ROUTER, so no routing-id squatting can abort anything), or the bot's
+stdin/stdout for a ``stdio`` bot, and checks everything the bot sends. It speaks
+the ZeroMQ wire protocol itself (:mod:`referee.zmtp`), so every frame is
+checked by its header before its body is kept. Only decoded, validated messages
+reach the referee, over a pipe that no bot can reach. The supervisor's address
+space is capped as well, so whatever a bot sends, the worst it can do is kill
+its own supervisor: the referee records that as a crash of that seat (see
 ``../shared/notes/zeromq-sandbox-facts.md`` for the verified facts).
 
 Referee to supervisor (tuples over the pipe):
@@ -19,7 +21,8 @@ Supervisor to referee:
     ("hello", name)               a valid hello with the right token
     ("no_show", detail)           a hello that was refused (the bot is ignored from then on)
     ("action", seq, action)       the awaited action (stale and duplicate seqs are dropped)
-    ("fault", kind, detail)       kind "malformed": not JSON, wrong shape, oversize, flooding
+    ("fault", kind, detail)       kind "malformed": not JSON, wrong shape, oversize, several
+                                  frames, broken ZMTP (that connection is closed), flooding
     ("exited", returncode, detail) the bot's process ended
 """
 
@@ -31,12 +34,14 @@ import hmac
 import logging
 import os
 import resource
+import select
 import signal
+import socket
 import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -45,14 +50,19 @@ from protocol import PROTOCOL_VERSION
 from protocol.codec import ProtocolError, decode_bot_message, encode
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 
+from . import zmtp
 from .sandbox import Limits, Sandbox
 
 log = logging.getLogger("referee.wire")
 
 FLOOD_LIMIT = 200
 """Unsolicited messages tolerated between two decisions before one 'malformed' fault."""
-STDIN_BACKLOG = 16 * MAX_MESSAGE_BYTES
-"""Bytes queued for a stdio bot that does not read, before it is treated as stuck."""
+BACKLOG = 16 * MAX_MESSAGE_BYTES
+"""Bytes queued for a bot that does not read, before further messages are dropped."""
+MAX_LINKS = 4
+"""Connections to a seat's socket at once: one serves, the rest are handshaking."""
+HANDSHAKE_S = 5.0
+"""A connection that has not completed its ZMTP handshake by then is closed."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +129,6 @@ class Supervisor(ABC):
         self.awaited: int | None = None
         self.unsolicited = 0
         self.flood_reported = False
-        self.out_buffer = bytearray()
-        self.in_buffer = bytearray()
         self.proc: subprocess.Popen[bytes] | None = None
 
     # ------------------------------------------------------------ to referee
@@ -272,68 +280,187 @@ class Supervisor(ABC):
         return True
 
 
+class _Outbox:
+    """Bytes owed to a non-blocking descriptor, capped: a bot that never reads cannot
+    make its supervisor grow."""
+
+    def __init__(self, write: Callable[[bytes], int]) -> None:
+        self.write, self.buffer = write, bytearray()
+
+    def push(self, data: bytes) -> bool:
+        """Queue ``data`` and write what the descriptor takes; False if over the backlog."""
+        if len(self.buffer) > BACKLOG:
+            return False  # the bot does not read; its decisions will time out
+        self.buffer += data
+        self.flush()
+        return True
+
+    def flush(self) -> None:
+        try:
+            written = self.write(self.buffer)
+        except BlockingIOError:
+            return
+        except OSError as err:
+            if err.errno in (errno.EPIPE, errno.EBADF, errno.ECONNRESET, errno.ENOTCONN):
+                self.buffer.clear()  # the reader is gone: nobody will take these bytes
+                return
+            raise
+        del self.buffer[:written]
+
+
+@dataclass(eq=False)
+class _Link:
+    """One connection to the seat's socket."""
+
+    sock: socket.socket
+    peer: zmtp.ZmtpPeer
+    opened: float
+    out: _Outbox = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.out = _Outbox(self.sock.send)
+
+
 class ZmqSupervisor(Supervisor):
-    """A seat whose bot connects a DEALER to the seat's own ipc endpoint."""
+    """A seat whose bot connects a ZeroMQ DEALER to the seat's own ipc endpoint.
+
+    The supervisor speaks ZMTP itself on that Unix socket (:mod:`referee.zmtp`
+    says why), in this one thread: no libzmq I/O thread between bot and referee.
+    One connection serves the seat; a newer one that completes its handshake
+    replaces it (a bot's socket reconnects by itself after a drop).
+    """
 
     def serve(self) -> None:
-        import zmq
-        from zmq.utils.monitor import recv_monitor_message
-
-        self.context = zmq.Context()  # created in this process, after the fork
-        sock = self.sock = self.context.socket(zmq.DEALER)
-        for option, value in ((zmq.LINGER, 0), (zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES),
-                              (zmq.RCVHWM, 64), (zmq.SNDHWM, 64),
-                              (zmq.HANDSHAKE_IVL, 5000)):
-            sock.setsockopt(option, value)
-        sock.bind(self.spec.endpoint)
+        path = os.path.join(self.spec.seat_dir, "seat.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
         # The sandboxed bot runs as another uid; its folder (0700) keeps others out.
-        os.chmod(os.path.join(self.spec.seat_dir, "seat.sock"), 0o666)
-        monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_DISCONNECTED)
+        os.chmod(path, 0o666)
+        listener.listen(MAX_LINKS)
+        listener.setblocking(False)
         self.start_bot()
         _cap_memory(self.spec.memory_headroom)
-        poller = zmq.Poller()
-        poller.register(self.conn.fileno(), zmq.POLLIN)
-        poller.register(sock, zmq.POLLIN)
-        poller.register(monitor, zmq.POLLIN)
-        dropped_at: float | None = None
+        self.links: dict[int, _Link] = {}
+        self.current: _Link | None = None
+        self.poller = poller = select.poll()
+        conn_fd, listen_fd = self.conn.fileno(), listener.fileno()
+        poller.register(conn_fd, select.POLLIN)
+        poller.register(listen_fd, select.POLLIN)
         while True:
-            ready = dict(poller.poll(50))
-            if self.conn.fileno() in ready and not self.on_command():
-                return
-            if sock in ready:
-                for _ in range(256):  # drain, but keep serving the referee
-                    try:
-                        frames = sock.recv_multipart(zmq.NOBLOCK, copy=True)
-                    except zmq.Again:
-                        break
-                    if len(frames) != 1:
-                        self.report("fault", "malformed",
-                                    f"a message of {len(frames)} frames; each message is one frame")
-                        continue
-                    self.on_bot_bytes(frames[0])
-            if monitor in ready:
-                event = recv_monitor_message(monitor)
-                if event["event"] == zmq.EVENT_DISCONNECTED and self.greeted:
-                    dropped_at = time.monotonic()
+            for fd, events in poller.poll(50):
+                if fd == conn_fd:
+                    if not self.on_command():
+                        return
+                elif fd == listen_fd:
+                    self.accept(listener)
+                elif (link := self.links.get(fd)) is not None:
+                    if events & select.POLLOUT:
+                        self.write(link, b"")
+                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                        self.read(link)
+            self.expire_handshakes()
             if self.bot_exited():
                 return
-            if dropped_at is not None and time.monotonic() - dropped_at > 0.25:
-                # The process lives on, so the referee's socket dropped the connection:
-                # a frame over MAXMSGSIZE or bytes that are not ZMTP. The bot's socket
-                # reconnects by itself; the lost message will time out.
-                dropped_at = None
-                self.report("fault", "malformed", "connection dropped by the referee: a message "
-                            f"over {MAX_MESSAGE_BYTES} bytes or a ZMTP protocol error")
+
+    def accept(self, listener: socket.socket) -> None:
+        try:
+            sock, _ = listener.accept()
+        except OSError:
+            return
+        if len(self.links) >= MAX_LINKS:
+            log.debug("seat %d: over %d connections, one refused", self.spec.seat, MAX_LINKS)
+            sock.close()
+            return
+        sock.setblocking(False)
+        link = _Link(sock, zmtp.ZmtpPeer(MAX_MESSAGE_BYTES), time.monotonic())
+        self.links[sock.fileno()] = link
+        self.poller.register(sock.fileno(), select.POLLIN)
+        self.write(link, link.peer.take_outgoing())  # our greeting and READY
+
+    def read(self, link: _Link) -> None:
+        try:
+            data = link.sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            log.debug("seat %d: the bot closed a connection", self.spec.seat)
+            if not link.peer.ready and not self.greeted and not self.refused:
+                # The bot's own ZeroMQ hangs up on a peer it cannot talk to: say what
+                # usually causes that, for the no-show's report.
+                self.report("fault", "malformed", "the bot's connection closed during its "
+                            "ZMTP handshake: connect a DEALER socket with no security "
+                            "mechanism (ZeroMQ hangs up other kinds itself)")
+            self.close(link)
+            return
+        try:
+            messages = link.peer.feed(data)
+        except zmtp.ZmtpError as err:
+            self.broken(link, str(err))
+            return
+        if link.peer.outgoing:
+            self.write(link, link.peer.take_outgoing())  # a PONG
+        if link.peer.ready and link is not self.current:
+            for other in [o for o in self.links.values() if o is not link and o.peer.ready]:
+                self.close(other)  # the newest connection serves the seat
+            self.current = link
+        for message in messages:
+            self.on_bot_bytes(message)
+
+    def broken(self, link: _Link, reason: str) -> None:
+        """The peer broke ZMTP or a limit: say why, to the referee and the bot, and close."""
+        if not link.peer.ready:
+            self.write(link, zmtp.error_command(reason))
+        if self.refused:
+            pass
+        elif not self.greeted:
+            self.refuse("malformed", f"the connection was refused: {reason}")
+        else:
+            self.report("fault", "malformed", f"{reason}; the connection was closed")
+        self.close(link)
+
+    def write(self, link: _Link, data: bytes) -> None:
+        """Write ``data`` (or, with none, what is queued); wait for room only while needed."""
+        if data:
+            link.out.push(data)
+        else:
+            link.out.flush()
+        if link.sock.fileno() in self.links:
+            wanted = select.POLLIN | (select.POLLOUT if link.out.buffer else 0)
+            self.poller.modify(link.sock.fileno(), wanted)
+
+    def close(self, link: _Link) -> None:
+        fd = link.sock.fileno()
+        if self.links.pop(fd, None) is not None:
+            self.poller.unregister(fd)
+        link.out.flush()  # a last error notice, if the socket takes it
+        link.sock.close()
+        if link is self.current:
+            self.current = None
+
+    def expire_handshakes(self) -> None:
+        """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does."""
+        if len(self.links) <= (self.current is not None):
+            return
+        too_old = time.monotonic() - HANDSHAKE_S
+        for link in [o for o in self.links.values() if not o.peer.ready and o.opened < too_old]:
+            log.debug("seat %d: no ZMTP handshake within %g s", self.spec.seat, HANDSHAKE_S)
+            self.close(link)
 
     def send_to_bot(self, payload: bytes) -> None:
-        import zmq
-
         log.debug("seat %d << %r", self.spec.seat, payload[:2000])
-        try:
-            # Never block: a DEALER with no connected peer would wait forever.
-            self.sock.send(payload, zmq.NOBLOCK)
-        except zmq.Again:
+        if self.current is None:
             log.debug("seat %d: not connected, message dropped", self.spec.seat)
+            return
+        self.write(self.current, zmtp.frame(payload))
+
+    def flush(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while self.current is not None and self.current.out.buffer and time.monotonic() < end:
+            self.current.out.flush()
+            time.sleep(0.005)
+        super().flush(max(0.0, end - time.monotonic()))
 
 
 class StdioSupervisor(Supervisor):
@@ -346,13 +473,15 @@ class StdioSupervisor(Supervisor):
         _cap_memory(self.spec.memory_headroom)
         assert self.proc and self.proc.stdout and self.proc.stdin
         out_fd, in_fd = self.proc.stdout.fileno(), self.proc.stdin.fileno()
+        self.in_buffer = bytearray()
+        self.outbox = _Outbox(lambda data: os.write(in_fd, data))
         selector = selectors.DefaultSelector()
         selector.register(self.conn.fileno(), selectors.EVENT_READ, "referee")
         selector.register(out_fd, selectors.EVENT_READ, "bot")
         writing = False
         overlong = False
         while True:
-            want_write = bool(self.out_buffer) and in_fd >= 0
+            want_write = bool(self.outbox.buffer)
             if want_write != writing:
                 if want_write:
                     selector.register(in_fd, selectors.EVENT_WRITE, "stdin")
@@ -363,7 +492,7 @@ class StdioSupervisor(Supervisor):
                 if key.data == "referee" and not self.on_command():
                     return
                 if key.data == "stdin":
-                    self.write_some(in_fd)
+                    self.outbox.flush()
                 if key.data == "bot":
                     try:
                         chunk = os.read(out_fd, 65536)
@@ -391,29 +520,12 @@ class StdioSupervisor(Supervisor):
 
     def send_to_bot(self, payload: bytes) -> None:
         log.debug("seat %d << %r", self.spec.seat, payload[:2000])
-        if len(self.out_buffer) > STDIN_BACKLOG:
-            return  # the bot does not read its stdin; its decisions will time out
-        self.out_buffer += payload + b"\n"
-        assert self.proc and self.proc.stdin
-        self.write_some(self.proc.stdin.fileno())
-
-    def write_some(self, fd: int) -> None:
-        try:
-            written = os.write(fd, self.out_buffer)
-        except BlockingIOError:
-            return
-        except OSError as err:
-            if err.errno in (errno.EPIPE, errno.EBADF):
-                self.out_buffer.clear()
-                return
-            raise
-        del self.out_buffer[:written]
+        self.outbox.push(payload + b"\n")
 
     def flush(self, seconds: float) -> None:
         end = time.monotonic() + seconds
-        assert self.proc and self.proc.stdin
-        while self.out_buffer and time.monotonic() < end:
-            self.write_some(self.proc.stdin.fileno())
+        while self.outbox.buffer and time.monotonic() < end:
+            self.outbox.flush()
             time.sleep(0.005)
         super().flush(max(0.0, end - time.monotonic()))
 

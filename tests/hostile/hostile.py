@@ -160,6 +160,13 @@ def main(mode: str) -> None:
     if mode == "no_hello":
         time.sleep(30)
         return
+    if mode == "rep_socket":
+        # The protocol wants a DEALER. (libzmq itself hangs up a REQ's or a PUSH's
+        # handshake with a DEALER; a REP's or a ROUTER's the seat refuses.)
+        sock = zmq.Context().socket(zmq.REP)
+        sock.connect(ENDPOINT)
+        time.sleep(30)
+        return
     sock = connect()
     if mode == "squat":
         # A routing id like libzmq's automatic ones: harmless against a DEALER.
@@ -169,6 +176,15 @@ def main(mode: str) -> None:
         sock.setsockopt(zmq.LINGER, 0)
         sock.connect(ENDPOINT)
     hello(sock)
+    if mode == "reconnect":
+        for n in range(10**6):
+            act = next(acts(sock), None)
+            if act is None:
+                return
+            if n == 2:
+                sock.close()  # a fresh socket, a fresh connection: the seat carries on
+                sock = connect()
+            answer(sock, act)
     for n, act in enumerate(acts(sock)):
         if mode in ("crash_mid_game", "crash_every_game") and n == 3:
             print("hostile bot: crashing on purpose", file=sys.stderr, flush=True)
