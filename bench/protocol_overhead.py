@@ -1,20 +1,23 @@
 """Protocol overhead: the referee's cost per decision against the raw ZeroMQ floor.
 
-Measured side by side in one run, on this machine:
+Four figures, measured side by side in interleaved rounds (so that they share
+the machine's noise), each as wall time over a count:
 
-1. floor: a raw pyzmq DEALER/DEALER ping-pong between two Python processes with
-   a stop-me sized JSON message (encoded and decoded on both sides);
-1b. the same through a minimal relay process (a pipe, then the DEALER pair): the
-   least any design with a per-seat process between referee and bot can cost;
-2. one bot program seat: stop-me with one SDK random bot (the other seat a
-   built-in), so every program decision is one round trip through the referee,
-   the seat's supervisor and the bot; cost = wall time / decisions asked;
-3. a simultaneous decision of four program seats: stop-me with four SDK random
-   bots; cost = wall time / simultaneous steps.
+1. floor: a raw pyzmq DEALER/DEALER ping-pong between two Python processes. It
+   carries the very act messages the referee sends in (3), recorded from a
+   game; the echo decodes each with ``json`` and answers with an action, which
+   the sender decodes: what any bot protocol must cost at least;
+2. transport: the same messages through a real seat (the referee's pipe, the
+   seat's supervisor with its ZMTP socket, an echo bot), with no game;
+3. the referee with one bot program seat: stop-me with an SDK random bot (the
+   other seat a built-in), so each program decision is one round trip through
+   the referee, the seat's supervisor and the bot; per decision asked;
+4. a simultaneous decision of four program seats: stop-me with four SDK random
+   bots; per step.
 
-Goals: (2) at most 1.5x the floor; (3) at most 2x one round trip of (2).
+Goals: (3) at most 1.5x the floor; (4) at most 2x one round trip of (3).
 
-    python bench/protocol_overhead.py [--games 20] [--pings 5000]
+    python bench/protocol_overhead.py [--rounds 3] [--games 20] [--pings 3000]
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ import multiprocessing
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
+from itertools import cycle, islice
 from pathlib import Path
-from typing import Any
 
+from protocol.messages import Bye
 from referee.match import Clocks, Match
+from referee.programs import load_program
+from referee.seats import ProgramSeat
 
 BOT = """\
 import random
@@ -37,11 +44,25 @@ rng = random.Random(7)
 run(lambda observation, legal: rng.choice(legal), name="bench-random")
 """
 
+ECHO_BOT = """\
+import json, os, zmq
+sock = zmq.Context().socket(zmq.DEALER)
+sock.connect(os.environ["ARENA_ENDPOINT"])
+sock.send(json.dumps({"type": "hello", "protocol": 1, "token": os.environ["ARENA_TOKEN"],
+                      "name": "echo"}).encode())
+while True:
+    message = json.loads(sock.recv())
+    if message["type"] == "bye":
+        break
+    if message["type"] == "act":
+        sock.send(json.dumps({"type": "action", "seq": message["seq"], "action": "GO"}).encode())
+"""
+
 
 def _echo(endpoint: str) -> None:
     import zmq
 
-    sock = zmq.Context().socket(zmq.DEALER)
+    sock = zmq.Context().socket(zmq.DEALER)  # created in this process, after the fork
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(endpoint)
     while True:
@@ -51,81 +72,83 @@ def _echo(endpoint: str) -> None:
         sock.send(json.dumps({"type": "action", "seq": message["seq"], "action": "GO"}).encode())
 
 
-def _ping(send: Any, recv: Any, pings: int, payload: dict) -> float:
-    """Median seconds per JSON round trip over ``send``/``recv``, the first tenth skipped."""
-    times = []
-    for seq in range(pings):
-        start = time.perf_counter()
-        send(json.dumps({**payload, "seq": seq}).encode())
-        json.loads(recv())
-        times.append(time.perf_counter() - start)
-    return statistics.median(times[pings // 10:])
+def _ping(round_trip: Callable[[bytes], None], acts: list[bytes], pings: int) -> float:
+    """Seconds per round trip over ``pings`` messages cycled from ``acts``, after a warm-up."""
+    for act in acts[:50]:
+        round_trip(act)
+    start = time.perf_counter()
+    for act in islice(cycle(acts), pings):
+        round_trip(act)
+    return (time.perf_counter() - start) / pings
 
 
-def floor(pings: int, payload: dict) -> float:
-    """Median seconds per raw DEALER/DEALER round trip with JSON on both sides."""
+def floor(acts: list[bytes], pings: int) -> float:
+    """Seconds per raw DEALER/DEALER round trip carrying ``acts``."""
     import zmq
 
     folder = tempfile.mkdtemp(prefix="arena-bench-")
     endpoint = f"ipc://{folder}/echo.sock"
-    ctx = multiprocessing.get_context("fork")
-    child = ctx.Process(target=_echo, args=(endpoint,), daemon=True)
+    child = multiprocessing.get_context("fork").Process(target=_echo, args=(endpoint,),
+                                                        daemon=True)
     child.start()
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.bind(endpoint)
-    median = _ping(sock.send, sock.recv, pings, payload)
-    sock.send(b'{"type":"bye"}')
-    child.join(2)
-    sock.close()
-    context.term()
-    return median
+
+    def round_trip(act: bytes) -> None:
+        sock.send(act)
+        json.loads(sock.recv())
+
+    try:
+        return _ping(round_trip, acts, pings)
+    finally:
+        sock.send(b'{"type":"bye"}')
+        child.join(2)
+        sock.close()
+        context.term()
 
 
-def _relay(conn: Any, endpoint: str) -> None:
-    import zmq
+def transport(echo: Path, acts: list[bytes], pings: int) -> float:
+    """Seconds per round trip of ``acts`` through a real seat and its supervisor."""
+    seat = ProgramSeat(0, load_program(str(echo)), None)
+    seat.start()
+    seqs = [json.loads(act)["seq"] for act in acts]
+    by_act = dict(zip(acts, seqs))
 
-    sock = zmq.Context().socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.bind(endpoint)
-    poller = zmq.Poller()
-    poller.register(conn.fileno(), zmq.POLLIN)
-    poller.register(sock, zmq.POLLIN)
-    while True:
-        ready = dict(poller.poll(50))
-        if conn.fileno() in ready:
-            data = conn.recv_bytes()
-            sock.send(data)
-            if data == b'{"type":"bye"}':
-                return
-        if sock in ready:
-            conn.send_bytes(sock.recv())
+    def round_trip(act: bytes) -> None:
+        seat.send_encoded(act, await_seq=by_act[act])
+        report = seat.recv()
+        assert report[:2] == ("action", by_act[act]), report
 
-
-def relay_floor(pings: int, payload: dict) -> float:
-    """Median seconds per round trip: referee -> pipe -> relay -> DEALER pair -> echo bot."""
-    folder = tempfile.mkdtemp(prefix="arena-bench-")
-    endpoint = f"ipc://{folder}/relay.sock"
-    ctx = multiprocessing.get_context("fork")
-    mine, theirs = ctx.Pipe()
-    relay = ctx.Process(target=_relay, args=(theirs, endpoint), daemon=True)
-    relay.start()
-    echo = ctx.Process(target=_echo, args=(endpoint,), daemon=True)
-    echo.start()
-    median = _ping(mine.send_bytes, mine.recv_bytes, pings, payload)
-    mine.send_bytes(b'{"type":"bye"}')
-    relay.join(2)
-    echo.join(2)
-    return median
+    try:
+        assert seat.recv()[0] == "hello"
+        seat.greeted = True
+        return _ping(round_trip, acts, pings)
+    finally:
+        seat.stop(Bye(seq=seat.next_seq(), reason="bench over"))
 
 
-def referee_cost(bot: str, programs: int, games: int) -> tuple[float, float, int]:
-    """(seconds per decision asked, seconds per step, steps) for a stop-me match."""
-    bots = [bot] * programs + ["builtin:random"] * max(0, 2 - programs)
+def referee_cost(bot: Path, programs: int, games: int,
+                 record: list[bytes] | None = None) -> tuple[float, float, int]:
+    """(seconds per decision asked, seconds per step, steps) of a stop-me match.
+
+    With ``record``, the act messages sent to seat 0 are appended to it.
+    """
+    bots = [str(bot)] * programs + ["builtin:random"] * max(0, 2 - programs)
     match = Match("stop-me", bots, games, seed=1, clocks=Clocks(deadline_ms=5000))
     try:
         match.ensure_started()
+        if record is not None:
+            seat = match.seats[0]
+            send = seat.send_encoded
+
+            def recording(payload: bytes, await_seq: int | None = None) -> None:
+                if await_seq is not None:
+                    record.append(payload)
+                send(payload, await_seq)
+
+            seat.send_encoded = recording  # type: ignore[method-assign]
         match.play(0)  # warm up
         start = time.perf_counter()
         records = [match.play(i) for i in range(1, games)]
@@ -140,30 +163,35 @@ def referee_cost(bot: str, programs: int, games: int) -> tuple[float, float, int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--games", type=int, default=20)
-    parser.add_argument("--pings", type=int, default=5000)
+    parser.add_argument("--pings", type=int, default=3000)
     args = parser.parse_args()
+    figures: dict[str, list[float]] = {"floor": [], "transport": [], "one": [], "four": []}
     with tempfile.TemporaryDirectory() as tmp:
-        bot = Path(tmp) / "bench_random.py"
+        bot, echo = Path(tmp) / "bench_random.py", Path(tmp) / "bench_echo.py"
         bot.write_text(BOT)
-        from referee.games import new_game
-
-        game = new_game("stop-me", 2, 1)
-        payload = {"type": "act", "protocol": 1, "deadline_ms": 1000, "time_bank_ms": 10000,
-                   "game_index": 0, "observation": game.view(0), "legal": game.legal_actions(0)}
-        size = len(json.dumps(payload))
-        raw = floor(args.pings, payload)
-        relayed = relay_floor(args.pings, payload)
-        one, _, steps1 = referee_cost(str(bot), 1, args.games)
-        _, four, steps4 = referee_cost(str(bot), 4, args.games)
-    print(f"message size:                         {size} bytes")
-    print(f"floor, raw DEALER/DEALER round trip:  {raw * 1e6:8.1f} us")
-    print(f"through a minimal relay process:      {relayed * 1e6:8.1f} us   "
-          f"ratio to floor {relayed / raw:.2f} (the least a per-seat process costs)")
-    print(f"referee, one program seat, per decision: {one * 1e6:8.1f} us "
-          f"({steps1} steps)   ratio to floor {one / raw:.2f} (goal <= 1.5)")
-    print(f"referee, 4 seats simultaneous, per step: {four * 1e6:8.1f} us "
-          f"({steps4} steps)   ratio to one round trip {four / one:.2f} (goal <= 2.0)")
+        echo.write_text(ECHO_BOT)
+        acts: list[bytes] = []
+        referee_cost(bot, 1, args.games, record=acts)
+        for n in range(args.rounds):
+            figures["floor"].append(floor(acts, args.pings))
+            figures["transport"].append(transport(echo, acts, args.pings))
+            figures["one"].append(referee_cost(bot, 1, args.games)[0])
+            figures["four"].append(referee_cost(bot, 4, args.games)[1])
+            print(f"round {n + 1}: " + "  ".join(f"{k} {v[-1] * 1e6:.0f} us"
+                                                  for k, v in figures.items()))
+    raw, through, one, four = (statistics.median(figures[k]) for k in figures)
+    sizes = [len(act) for act in acts]
+    print(f"act messages: {len(acts)} recorded, {min(sizes)}-{max(sizes)} bytes, "
+          f"mean {statistics.mean(sizes):.0f}; medians of {args.rounds} rounds:")
+    print(f"floor, raw DEALER/DEALER round trip:     {raw * 1e6:8.1f} us")
+    print(f"transport, a seat's supervisor, no game: {through * 1e6:8.1f} us   "
+          f"ratio to floor {through / raw:.2f}")
+    print(f"referee, one program seat, per decision: {one * 1e6:8.1f} us   "
+          f"ratio to floor {one / raw:.2f} (goal <= 1.5)")
+    print(f"referee, 4 seats simultaneous, per step: {four * 1e6:8.1f} us   "
+          f"ratio to one round trip {four / one:.2f} (goal <= 2.0)")
 
 
 if __name__ == "__main__":

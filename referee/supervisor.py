@@ -316,6 +316,8 @@ class _Link:
     peer: zmtp.ZmtpPeer
     opened: float
     out: _Outbox = field(init=False)
+    blocked: bool = False
+    """Whether bytes wait for room in the socket (then POLLOUT is watched)."""
 
     def __post_init__(self) -> None:
         self.out = _Outbox(self.sock.send)
@@ -346,20 +348,28 @@ class ZmqSupervisor(Supervisor):
         conn_fd, listen_fd = self.conn.fileno(), listener.fileno()
         poller.register(conn_fd, select.POLLIN)
         poller.register(listen_fd, select.POLLIN)
+        exit_fd = _exit_fd(self.proc)
+        if exit_fd is not None:
+            poller.register(exit_fd, select.POLLIN)
         while True:
-            for fd, events in poller.poll(50):
+            ready = poller.poll(50)
+            # With a pidfd, the bot's exit is an event like any other: no wait() per message.
+            check_exit = not ready or exit_fd is None
+            for fd, events in ready:
                 if fd == conn_fd:
                     if not self.on_command():
                         return
                 elif fd == listen_fd:
                     self.accept(listener)
+                elif fd == exit_fd:
+                    check_exit = True
                 elif (link := self.links.get(fd)) is not None:
                     if events & select.POLLOUT:
                         self.write(link, b"")
                     if events & (select.POLLIN | select.POLLHUP | select.POLLERR):
                         self.read(link)
             self.expire_handshakes()
-            if self.bot_exited():
+            if check_exit and self.bot_exited():
                 return
 
     def accept(self, listener: socket.socket) -> None:
@@ -426,9 +436,11 @@ class ZmqSupervisor(Supervisor):
             link.out.push(data)
         else:
             link.out.flush()
-        if link.sock.fileno() in self.links:
-            wanted = select.POLLIN | (select.POLLOUT if link.out.buffer else 0)
-            self.poller.modify(link.sock.fileno(), wanted)
+        blocked = bool(link.out.buffer)
+        if blocked != link.blocked and link.sock.fileno() in self.links:
+            link.blocked = blocked
+            self.poller.modify(link.sock.fileno(),
+                               select.POLLIN | (select.POLLOUT if blocked else 0))
 
     def close(self, link: _Link) -> None:
         fd = link.sock.fileno()
@@ -535,6 +547,16 @@ def _signal_name(number: int) -> str:
         return f"signal {number} ({signal.Signals(number).name})"
     except ValueError:
         return f"signal {number}"
+
+
+def _exit_fd(proc: subprocess.Popen[bytes] | None) -> int | None:
+    """A descriptor that becomes readable when ``proc`` ends (a pidfd), if the kernel has them."""
+    if proc is None or not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        return os.pidfd_open(proc.pid)
+    except OSError:  # Linux before 5.3, or the process is already reaped
+        return None
 
 
 def _cap_memory(headroom: int) -> None:
