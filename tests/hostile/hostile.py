@@ -195,7 +195,7 @@ def main(mode: str) -> None:
             time.sleep(0.8)
             answer(sock, act)
         elif mode == "slow":
-            time.sleep(0.45)
+            time.sleep(0.5)
             answer(sock, act)
         elif mode == "not_json":
             sock.send(b"\xffthis is not json{")
