@@ -18,7 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Action, Game, Option, clone_json
+from .base import Action, Game, Option
 from .errors import ConfigError
 from .rng import GameRandom
 
@@ -340,7 +340,8 @@ class StopMe(Game):
                 "failed": self.failed,
                 "draw_pile": len(self.draw),
                 "discard": list(self.discard),
-                "reveals": clone_json(self.reveals),
+                # A reveal never changes once made: shared like the history, not copied.
+                "reveals": list(self.reveals),
                 "hand": {GO: self.go[seat], STOP: int(self.stop[seat])},
             }
         )
