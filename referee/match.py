@@ -72,6 +72,12 @@ class _SeatGame:
         return self.first or "ok"
 
 
+_Pending = tuple[int, int, float, float, list[Any]]
+"""An act sent to a program seat and not answered yet: the seat, the act's seq, when it
+went out and when it times out (time.monotonic: its deadline plus the seat's time bank),
+and the legal actions. A plain tuple: one is made per act, and a NamedTuple costs more."""
+
+
 class Match:
     """A match of ``games`` games of ``game_id`` between ``bots``, one per seat."""
 
@@ -98,6 +104,7 @@ class Match:
         self.seats: dict[int, ProgramSeat] = {}
         self._timing: dict[int, float] = {}
         self._defaulted: set[int] = set()
+        self._events_json: list[dict[str, Any]] = []
         if self.programs:
             check_mode(sandbox)  # refuse or warn now, before any bot starts
 
@@ -193,6 +200,7 @@ class Match:
             seat.send(Start(seq=seat.next_seq(), game=self.game_id, game_index=index, seat=s,
                             players=n, options=self.options, clock=clock))
         moves: list[dict[str, Any]] = []
+        self._events_json = []
         try:
             while not game.over:
                 self._timing, self._defaulted = {}, set()
@@ -243,9 +251,10 @@ class Match:
                 policies: Mapping[int, Any]) -> dict[int, Any]:
         """One joint action: send every program seat its act at once, then gather."""
         actions: dict[int, Any] = {}
-        pending: dict[Any, tuple[int, int, float, list[Any]]] = {}
+        # Asked once per step: engines rebuild the tuple on every call.
+        acting = game.to_act()
         outgoing: list[tuple[int, ProgramSeat, int, bytes, list[Any]]] = []
-        for s in game.to_act():
+        for s in acting:
             st = state[s]
             seat = self.seats.get(s)
             if st.forfeited or (seat is not None and not (seat.running and seat.greeted)):
@@ -262,42 +271,63 @@ class Match:
                 outgoing.append((s, seat, seq, payload, legal))
                 st.asked += 1
         # Every act is ready before the first goes out, so the bots start together.
+        pending: dict[Any, _Pending] = {}
         for s, seat, seq, payload, legal in outgoing:
             seat.send_encoded(payload, await_seq=seq)
-            pending[seat.conn] = (s, seq, time.monotonic(), legal)
-        for s, policy in policies.items():  # in process, while the programs think
-            if s in game.to_act() and s not in actions:
+            t0 = time.monotonic()
+            # A seat's bank only changes when it answers, so its limit is fixed now.
+            limit = t0 + (self.clocks.deadline_ms + state[s].bank_ms) / 1000
+            pending[seat.conn] = (s, seq, t0, limit, legal)
+        for s in acting:  # built-in policies play in process, while the programs think
+            policy = policies.get(s)
+            if policy is not None and s not in actions:
                 legal = game.legal_actions(s)
                 started = time.monotonic()
                 view = game.view(s) if getattr(policy, "needs_view", True) else None
                 actions[s] = policy.act(view, legal)
                 self._timing[s] = (time.monotonic() - started) * 1000
-        while pending:
-            now = time.monotonic()
-            limits = {conn: t0 + (self.clocks.deadline_ms + state[s].bank_ms) / 1000
-                      for conn, (s, _, t0, _) in pending.items()}
-            for conn in [c for c, limit in limits.items() if limit <= now]:
-                s, seq, t0, _ = pending.pop(conn)
-                self._spend(state[s], now - t0, s)
-                self._fault(state[s], "timeout", f"no action for seq {seq} within "
-                            f"{self.clocks.deadline_ms} ms and the time bank",
-                            seat=self.seats[s], ref_seq=seq)
-                actions[s] = self._default(game, s)
-            if not pending:
-                break
-            poller = select.poll()
-            by_fd = {}
-            for conn in pending:
-                poller.register(conn.fileno(), select.POLLIN)
-                by_fd[conn.fileno()] = conn
-            timeout_ms = max(0.0, min(limits.values()) - now) * 1000
-            for fd, _ in poller.poll(math.ceil(timeout_ms)):
-                self._on_report(game, by_fd[fd], pending, actions, state)
+        if pending:
+            self._gather(game, pending, actions, state)
         return actions
 
-    def _on_report(self, game: Game, conn: Any, pending: dict[Any, Any],
+    def _gather(self, game: Game, pending: dict[Any, _Pending], actions: dict[int, Any],
+                state: list[_SeatGame]) -> None:
+        """Wait for the asked seats' answers, each until its deadline plus its time bank."""
+        # One poller for the whole decision: a seat leaves it once it has answered.
+        poller = select.poll()
+        by_fd = {}
+        for conn in pending:
+            by_fd[conn.fileno()] = conn
+            poller.register(conn, select.POLLIN)
+        while pending:
+            now = time.monotonic()
+            first = min(limit for _, _, _, limit, _ in pending.values())
+            if first <= now:  # rare: only then look for every seat that timed out
+                self._time_out(game, pending, poller, actions, state, now)
+                if not pending:
+                    break
+                first = min(limit for _, _, _, limit, _ in pending.values())
+            for fd, _ in poller.poll(math.ceil((first - now) * 1000)):
+                conn = by_fd[fd]
+                self._on_report(game, conn, pending, actions, state)
+                if conn not in pending:
+                    poller.unregister(fd)
+
+    def _time_out(self, game: Game, pending: dict[Any, _Pending], poller: select.poll,
+                  actions: dict[int, Any], state: list[_SeatGame], now: float) -> None:
+        """Play the default action for every pending seat whose time ran out by ``now``."""
+        for conn in [c for c, (_, _, _, limit, _) in pending.items() if limit <= now]:
+            s, seq, t0, _, _ = pending.pop(conn)
+            poller.unregister(conn)
+            self._spend(state[s], now - t0, s)
+            self._fault(state[s], "timeout", f"no action for seq {seq} within "
+                        f"{self.clocks.deadline_ms} ms and the time bank",
+                        seat=self.seats[s], ref_seq=seq)
+            actions[s] = self._default(game, s)
+
+    def _on_report(self, game: Game, conn: Any, pending: dict[Any, _Pending],
                    actions: dict[int, Any], state: list[_SeatGame]) -> None:
-        s, seq, t0, legal = pending[conn]
+        s, seq, t0, _, legal = pending[conn]
         seat, st = self.seats[s], state[s]
         report = seat.recv()
         kind = report[0]
@@ -333,11 +363,22 @@ class Match:
                 elif report[0] == "fault" and not state[s].forfeited:
                     self._fault(state[s], report[1], report[2], seat=seat)
 
-    @staticmethod
-    def _new_events(game: Game, seat: int, st: _SeatGame) -> list[dict[str, Any]]:
+    def _log_json(self, game: Game) -> list[dict[str, Any]]:
+        """The game's event log as JSON so far, each event converted only once.
+
+        Every seat that sees an event and the game record share its one JSON object:
+        it is only ever encoded, never changed.
+        """
+        done = self._events_json
+        for event in game.log[len(done):]:
+            done.append(event.to_json())
+        return done
+
+    def _new_events(self, game: Game, seat: int, st: _SeatGame) -> list[dict[str, Any]]:
         """The events ``seat`` may see that it has not been sent yet (RULES.md C4)."""
-        fresh = [e.to_json() for e in game.log[st.events_sent:] if e.visible_to(seat)]
-        st.events_sent = len(game.log)
+        log, log_json = game.log, self._log_json(game)
+        fresh = [log_json[i] for i in range(st.events_sent, len(log)) if log[i].visible_to(seat)]
+        st.events_sent = len(log)
         return fresh
 
     def _default(self, game: Game, seat: int) -> Any:
@@ -371,7 +412,7 @@ class Match:
         )
         record = GameRecord(self.game_id, self.seeds[index], reason, game.decisions, game.steps,
                             seats, index=index, void=void is not None, error=void,
-                            events=tuple(game.log_json()), moves=tuple(moves))
+                            events=tuple(self._log_json(game)), moves=tuple(moves))
         if self.log_dir:
             path = self.log_dir / f"game-{index:04d}.json"
             path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")
