@@ -161,6 +161,7 @@ class Match:
         absent: dict[int, str] = {}
         deadline = time.monotonic() + self.clocks.startup_ms / 1000
         waiting = {seat.conn: seat for seat in fresh}
+        problems: dict[int, str] = {}  # what went wrong before a hello, for the no-show's report
         while waiting:
             ready = wait(list(waiting), max(0.0, deadline - time.monotonic()))
             if not ready:
@@ -178,8 +179,12 @@ class Match:
                     del waiting[conn]
                 elif report[0] == "fault":
                     log.info("seat %d before hello: %s", seat.seat, report[2])
+                    problems[seat.seat] = report[2]
         for seat in waiting.values():
-            absent[seat.seat] = f"no valid hello within {self.clocks.startup_ms} ms"
+            why = f"no valid hello within {self.clocks.startup_ms} ms"
+            if seat.seat in problems:
+                why += f" (the last problem: {problems[seat.seat]})"
+            absent[seat.seat] = why
             seat.stop()
         return absent
 

@@ -121,6 +121,9 @@ def test_a_forfeited_bot_is_stopped_at_once_and_fresh_for_the_next_game(tmp_path
     ("wrong_token", "wrong token", 3000),
     ("no_hello", "no valid hello within 1000 ms", 1000),
     ("rep_socket", "a REP socket cannot talk to this DEALER: connect a DEALER", 3000),
+    # ZeroMQ hangs up a REQ's handshake with a DEALER itself: the seat says what to check.
+    ("req_socket", "(the last problem: the bot's connection closed during its ZMTP handshake: "
+                   "connect a DEALER socket", 1000),
 ])
 def test_a_bot_without_a_valid_hello_is_a_no_show(tmp_path: Path, mode: str, words: str,
                                                   startup_ms: int) -> None:

@@ -160,6 +160,11 @@ def main(mode: str) -> None:
     if mode == "no_hello":
         time.sleep(30)
         return
+    if mode == "req_socket":
+        sock = zmq.Context().socket(zmq.REQ)
+        sock.connect(ENDPOINT)
+        time.sleep(30)
+        return
     if mode == "rep_socket":
         # The protocol wants a DEALER. (libzmq itself hangs up a REQ's or a PUSH's
         # handshake with a DEALER; a REP's or a ROUTER's the seat refuses.)
