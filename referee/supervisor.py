@@ -129,6 +129,7 @@ class Supervisor(ABC):
         self.awaited: int | None = None
         self.unsolicited = 0
         self.flood_reported = False
+        self.hinted = False
         self.proc: subprocess.Popen[bytes] | None = None
 
     # ------------------------------------------------------------ to referee
@@ -195,7 +196,7 @@ class Supervisor(ABC):
             if not self.greeted:  # a bad hello: refused, with the reason, to bot and referee
                 self.refuse("malformed", f"the hello was refused: {err}")
             else:
-                self.report("fault", "malformed", str(err))
+                self.complain(str(err))
             return
         if not self.greeted:
             self.on_hello(message)
@@ -206,12 +207,24 @@ class Supervisor(ABC):
                 self.flood_reported = False
                 self.report("action", message.seq, message.action)
             else:
-                self.unsolicited += 1  # a late reply to an earlier act: dropped by its seq
+                # A late reply to an earlier act: dropped by its seq, but counted.
                 log.debug("seat %d: dropped action with stale seq %d", self.spec.seat, message.seq)
+                self.complain(None)
         else:
-            self.unsolicited += 1
-            self.report("fault", "malformed", "a second hello after the handshake")
-        if self.unsolicited > FLOOD_LIMIT and not self.flood_reported:
+            self.complain("a second hello after the handshake")
+
+    def complain(self, detail: str | None) -> None:
+        """Count a message nobody asked for, and report ``detail`` as a malformed fault.
+
+        Past FLOOD_LIMIT such messages between two decisions only the flood itself is
+        reported, once: every report is a write on the referee's pipe, and a bot must
+        not be able to fill that pipe and stall its supervisor.
+        """
+        self.unsolicited += 1
+        if self.unsolicited <= FLOOD_LIMIT:
+            if detail is not None:
+                self.report("fault", "malformed", detail)
+        elif not self.flood_reported:
             self.flood_reported = True
             self.report("fault", "malformed",
                         f"flooding: over {FLOOD_LIMIT} messages nobody asked for")
@@ -385,7 +398,7 @@ class ZmqSupervisor(Supervisor):
         link = _Link(sock, zmtp.ZmtpPeer(MAX_MESSAGE_BYTES), time.monotonic())
         self.links[sock.fileno()] = link
         self.poller.register(sock.fileno(), select.POLLIN)
-        self.write(link, link.peer.take_outgoing())  # our greeting and READY
+        self.write(link, link.peer.take_outgoing())  # our greeting
 
     def read(self, link: _Link) -> None:
         try:
@@ -396,30 +409,34 @@ class ZmqSupervisor(Supervisor):
             data = b""
         if not data:
             log.debug("seat %d: the bot closed a connection", self.spec.seat)
-            if not link.peer.ready and not self.greeted and not self.refused:
+            if not (link.peer.ready or self.greeted or self.refused or self.hinted):
                 # The bot's own ZeroMQ hangs up on a peer it cannot talk to: say what
-                # usually causes that, for the no-show's report.
+                # usually causes that, once, for the no-show's report.
+                self.hinted = True
                 self.report("fault", "malformed", "the bot's connection closed during its "
                             "ZMTP handshake: connect a DEALER socket with no security "
                             "mechanism (ZeroMQ hangs up other kinds itself)")
             self.close(link)
             return
+        error: zmtp.ZmtpError | None = None
         try:
             messages = link.peer.feed(data)
         except zmtp.ZmtpError as err:
-            self.broken(link, str(err))
-            return
+            error, messages = err, err.messages  # what came whole before the bad byte counts
         if link.peer.outgoing:
-            self.write(link, link.peer.take_outgoing())  # a PONG
+            self.write(link, link.peer.take_outgoing())  # our READY, or a PONG
         if link.peer.ready and link is not self.current:
             for other in [o for o in self.links.values() if o is not link and o.peer.ready]:
                 self.close(other)  # the newest connection serves the seat
             self.current = link
         for message in messages:
             self.on_bot_bytes(message)
+        if error is not None:
+            self.broken(link, str(error))
 
     def broken(self, link: _Link, reason: str) -> None:
-        """The peer broke ZMTP or a limit: say why, to the referee and the bot, and close."""
+        """The peer broke ZMTP or a limit: say why to the referee (and, during the
+        handshake, to the bot's ZeroMQ in an ERROR command), and close."""
         if not link.peer.ready:
             self.write(link, zmtp.error_command(reason))
         if self.refused:
@@ -427,7 +444,7 @@ class ZmqSupervisor(Supervisor):
         elif not self.greeted:
             self.refuse("malformed", f"the connection was refused: {reason}")
         else:
-            self.report("fault", "malformed", f"{reason}; the connection was closed")
+            self.complain(f"{reason}; the connection was closed")
         self.close(link)
 
     def write(self, link: _Link, data: bytes) -> None:

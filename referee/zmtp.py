@@ -39,7 +39,16 @@ _GREETING = (b"\xff" + bytes(8) + b"\x7f"  # signature
 
 
 class ZmtpError(ValueError):
-    """The peer broke the wire protocol; its connection must be closed. Says why."""
+    """The peer broke the wire protocol; its connection must be closed. Says why.
+
+    :attr:`messages` holds the messages completed in the same :meth:`ZmtpPeer.feed`
+    before the bad byte: they arrived whole and count (a valid answer followed by
+    garbage in one write is still an answer).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.messages: list[bytes] = []
 
 
 def frame(payload: bytes, flags: int = 0) -> bytes:
@@ -91,8 +100,8 @@ class ZmtpPeer:
 
     :meth:`feed` returns the complete messages (one frame each) and raises
     :class:`ZmtpError` at the first byte that breaks the protocol or the limits.
-    What this side must send (its greeting and READY, a PONG for each PING)
-    collects in :attr:`outgoing` for the caller to write.
+    What this side must send (its greeting, its READY once the peer's has passed,
+    a PONG for each PING) collects in :attr:`outgoing` for the caller to write.
     """
 
     def __init__(self, max_message: int, socket_type: bytes = b"DEALER",
@@ -100,7 +109,9 @@ class ZmtpPeer:
         self.max_message = max_message
         self.socket_type = socket_type
         self.peer_types = peer_types
-        self.outgoing = bytearray(_GREETING + ready_command(socket_type))
+        # Our READY waits for the peer's: then a refusal (an ERROR command) still falls
+        # inside the handshake, where the peer's ZeroMQ reads it (RFC 37 §3.4).
+        self.outgoing = bytearray(_GREETING)
         self.ready = False
         """Whether the handshake is complete: messages may flow both ways."""
         self._greeted = False
@@ -121,32 +132,43 @@ class ZmtpPeer:
             if not self._greeted:
                 return []
         messages: list[bytes] = []
+        try:
+            self._frames(messages)
+        except ZmtpError as err:
+            err.messages = messages
+            raise
+        return messages
+
+    def _frames(self, messages: list[bytes]) -> None:
+        """Parse the complete frames in the buffer into ``messages``, keeping the rest."""
+        buffer = self._buffer
         at = 0
         end = len(buffer)
-        while end - at >= 2:
-            flags = buffer[at]
-            if flags & ~(_MORE | _LONG | _COMMAND):
-                raise ZmtpError(f"a frame with reserved flag bits set: {flags:#04x}")
-            if flags & _LONG:
-                if end - at < 9:
+        try:
+            while end - at >= 2:
+                flags = buffer[at]
+                if flags & ~(_MORE | _LONG | _COMMAND):
+                    raise ZmtpError(f"a frame with reserved flag bits set: {flags:#04x}")
+                if flags & _LONG:
+                    if end - at < 9:
+                        break
+                    (size,) = struct.unpack_from(">Q", buffer, at + 1)
+                    head = 9
+                else:
+                    size, head = buffer[at + 1], 2
+                self._check_frame(flags, size)
+                if end - at < head + size:
                     break
-                (size,) = struct.unpack_from(">Q", buffer, at + 1)
-                head = 9
-            else:
-                size, head = buffer[at + 1], 2
-            self._check_frame(flags, size)
-            if end - at < head + size:
-                break
-            body = bytes(buffer[at + head:at + head + size])
-            at += head + size
-            if flags & _COMMAND:
-                self._on_command(body)
-            elif not self.ready:
-                raise ZmtpError("a message before the handshake ended (no READY command)")
-            else:
-                messages.append(body)
-        del buffer[:at]
-        return messages
+                body = bytes(buffer[at + head:at + head + size])
+                at += head + size
+                if flags & _COMMAND:
+                    self._on_command(body)
+                elif not self.ready:
+                    raise ZmtpError("a message before the handshake ended (no READY command)")
+                else:
+                    messages.append(body)
+        finally:
+            del buffer[:at]
 
     def _check_greeting(self) -> None:
         """RFC 37 §2.2: the signature, then the version and the security mechanism."""
@@ -192,13 +214,14 @@ class ZmtpPeer:
                 raise ZmtpError(f"a {socket_type.decode('latin-1') or 'nameless'} socket "
                                 f"cannot talk to this {self.socket_type.decode()}: "
                                 f"connect a {wanted}")
+            self.outgoing += ready_command(self.socket_type)
             self.ready = True
         elif name == b"ERROR":
             reason = data[1:1 + data[0]] if data else b""
             raise ZmtpError(f"the peer gave up the handshake: {reason.decode('latin-1')!r}")
-        elif name == b"PING":
+        elif name == b"PING" and self.ready:
             # RFC 37 §3.6: answer with the PING's context (after its 2-byte TTL).
             self.outgoing += command(b"PONG", data[2:18])
         elif name == b"READY":
             raise ZmtpError("a second READY command")
-        # PONG and unknown commands are ignored, as RFC 37 allows.
+        # PONG, unknown commands and a PING before READY are ignored, as RFC 37 allows.

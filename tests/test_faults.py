@@ -121,9 +121,7 @@ def test_a_forfeited_bot_is_stopped_at_once_and_fresh_for_the_next_game(tmp_path
     ("wrong_token", "wrong token", 3000),
     ("no_hello", "no valid hello within 1000 ms", 1000),
     ("rep_socket", "a REP socket cannot talk to this DEALER: connect a DEALER", 3000),
-    # ZeroMQ hangs up a REQ's handshake with a DEALER itself: the seat says what to check.
-    ("req_socket", "(the last problem: the bot's connection closed during its ZMTP handshake: "
-                   "connect a DEALER socket", 1000),
+    ("req_socket", "a REQ socket cannot talk to this DEALER: connect a DEALER", 3000),
 ])
 def test_a_bot_without_a_valid_hello_is_a_no_show(tmp_path: Path, mode: str, words: str,
                                                   startup_ms: int) -> None:
@@ -132,6 +130,17 @@ def test_a_bot_without_a_valid_hello_is_a_no_show(tmp_path: Path, mode: str, wor
     seat = record.seats[0]
     assert (seat.status, seat.forfeited, seat.asked, seat.rank) == ("no_show", True, 0, 3)
     assert words in seat.fault_log[0]
+
+
+def test_a_bot_with_a_security_mechanism_is_told_to_use_null(tmp_path: Path) -> None:
+    """A PLAIN socket: the seat refuses its greeting, or the bot's own ZeroMQ hangs up
+    first (whichever sees the mismatch first); the no-show says what to change."""
+    clocks = Clocks(FAST.deadline_ms, FAST.time_bank_ms, 1000, FAST.max_strikes)
+    (record,) = play(tmp_path, "plain_auth", clocks=clocks)
+    seat = record.seats[0]
+    assert seat.status == "no_show"
+    assert ("security mechanism 'PLAIN' is not supported" in seat.fault_log[0]
+            or "no security mechanism" in seat.fault_log[0]), seat.fault_log
 
 
 def test_a_crashed_bot_is_restarted_for_the_next_game(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from referee.zmtp import GREETING_BYTES, ZmtpError, ZmtpPeer, frame, ready_command
+from referee.zmtp import GREETING_BYTES, ZmtpError, ZmtpPeer, command, frame, ready_command
 
 LIMIT = 1 << 20
 
@@ -55,9 +55,11 @@ class Seat:
                 continue
             if not data:
                 break
+            was_ready = peer.ready
             messages += peer.feed(data)
-            if peer.outgoing and pong:
-                sock.sendall(peer.take_outgoing())
+            owed = peer.take_outgoing()  # our READY once, then PONGs
+            if owed and (pong or not was_ready):
+                sock.sendall(owed)
         return messages
 
 
@@ -170,6 +172,21 @@ def test_heartbeats_are_answered(seat: Seat, context: zmq.Context, pong: bool,
     assert seat.pump(sock, peer, seconds=0.6, until=2, pong=pong) == [b"first"]
     assert monitor.poll(300 if drops else 0) == (zmq.POLLIN if drops else 0)
     monitor.close()
+
+
+def test_our_ready_waits_for_the_peers_and_a_ping_before_it_is_ignored() -> None:
+    peer = ZmtpPeer(LIMIT)
+    assert peer.take_outgoing() == stream([])[:GREETING_BYTES]  # the greeting alone
+    peer.feed(stream([])[:GREETING_BYTES] + command(b"PING", b"\x00\x0aab"))
+    assert peer.take_outgoing() == b"" and not peer.ready
+    peer.feed(ready_command(b"DEALER") + command(b"PING", b"\x00\x0aab"))
+    assert peer.take_outgoing() == ready_command(b"DEALER") + command(b"PONG", b"ab")
+
+
+def test_messages_before_a_bad_byte_in_the_same_read_still_count() -> None:
+    with pytest.raises(ZmtpError, match="several frames") as caught:
+        ZmtpPeer(LIMIT).feed(stream([b'{"one":1}', b"two"]) + b"\x01\x01x")
+    assert caught.value.messages == [b'{"one":1}', b"two"]
 
 
 @pytest.mark.parametrize(("start", "words"), [

@@ -160,8 +160,10 @@ def main(mode: str) -> None:
     if mode == "no_hello":
         time.sleep(30)
         return
-    if mode == "req_socket":
-        sock = zmq.Context().socket(zmq.REQ)
+    if mode in ("req_socket", "plain_auth"):
+        sock = zmq.Context().socket(zmq.REQ if mode == "req_socket" else zmq.DEALER)
+        if mode == "plain_auth":
+            sock.plain_username, sock.plain_password = b"bot", b"secret"
         sock.connect(ENDPOINT)
         time.sleep(30)
         return
