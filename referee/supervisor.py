@@ -297,7 +297,7 @@ class _Outbox:
     """Bytes owed to a non-blocking descriptor, capped: a bot that never reads cannot
     make its supervisor grow."""
 
-    def __init__(self, write: Callable[[bytes], int]) -> None:
+    def __init__(self, write: Callable[[bytearray], int]) -> None:
         self.write, self.buffer = write, bytearray()
 
     def push(self, data: bytes) -> bool:
@@ -309,6 +309,7 @@ class _Outbox:
         return True
 
     def flush(self) -> None:
+        """Write what the descriptor takes now, never waiting."""
         try:
             written = self.write(self.buffer)
         except BlockingIOError:
