@@ -440,11 +440,9 @@ class ZmqSupervisor(Supervisor):
         handshake, to the bot's ZeroMQ in an ERROR command), and close."""
         if not link.peer.ready:
             self.write(link, zmtp.error_command(reason))
-        if self.refused:
-            pass
-        elif not self.greeted:
+        if not self.greeted and not self.refused:
             self.refuse("malformed", f"the connection was refused: {reason}")
-        else:
+        elif self.greeted:
             self.complain(f"{reason}; the connection was closed")
         self.close(link)
 
