@@ -223,12 +223,7 @@ def _rate_fast(env: Environment, ratings: Sequence[Rating], ranks: Sequence[int]
     def down(j: int) -> None:  # SumFactor.down, coefficients [+1, -1]
         p0, t0 = tp_pi[j] - left_pi[j], tp_tau[j] - left_tau[j]
         p1, t1 = tp_pi[j + 1] - right_pi[j], tp_tau[j + 1] - right_tau[j]
-        try:
-            mu = t0 / p0 - t1 / p1
-            pi = 1. / (1 / p0 + 1 / p1)
-        except ZeroDivisionError:
-            pi, mu = _sum_update(((p0, t0, 1), (p1, t1, -1)))
-        tau = pi * mu
+        pi, tau = _pair_sum(p0, t0, p1, t1, -1.)
         d_pi[j] = d_pi[j] - s_pi[j] + pi  # Variable.update_message
         d_tau[j] = d_tau[j] - s_tau[j] + tau
         s_pi[j], s_tau[j] = pi, tau
@@ -236,12 +231,7 @@ def _rate_fast(env: Environment, ratings: Sequence[Rating], ranks: Sequence[int]
     def up_right(j: int) -> None:  # SumFactor.up(1): coefficients [1.0, -1.0]
         p0, t0 = tp_pi[j] - left_pi[j], tp_tau[j] - left_tau[j]
         p1, t1 = d_pi[j] - s_pi[j], d_tau[j] - s_tau[j]
-        try:
-            mu = t0 / p0 - t1 / p1
-            pi = 1. / (1. / p0 + 1. / p1)
-        except ZeroDivisionError:
-            pi, mu = _sum_update(((p0, t0, 1.), (p1, t1, -1.)))
-        tau = pi * mu
+        pi, tau = _pair_sum(p0, t0, p1, t1, -1.)
         tp_pi[j + 1] = tp_pi[j + 1] - right_pi[j] + pi
         tp_tau[j + 1] = tp_tau[j + 1] - right_tau[j] + tau
         right_pi[j], right_tau[j] = pi, tau
@@ -249,12 +239,7 @@ def _rate_fast(env: Environment, ratings: Sequence[Rating], ranks: Sequence[int]
     def up_left(j: int) -> None:  # SumFactor.up(0): coefficients [1.0, 1.0]
         p0, t0 = d_pi[j] - s_pi[j], d_tau[j] - s_tau[j]
         p1, t1 = tp_pi[j + 1] - right_pi[j], tp_tau[j + 1] - right_tau[j]
-        try:
-            mu = t0 / p0 + t1 / p1
-            pi = 1. / (1. / p0 + 1. / p1)
-        except ZeroDivisionError:
-            pi, mu = _sum_update(((p0, t0, 1.), (p1, t1, 1.)))
-        tau = pi * mu
+        pi, tau = _pair_sum(p0, t0, p1, t1, 1.)
         tp_pi[j] = tp_pi[j] - left_pi[j] + pi
         tp_tau[j] = tp_tau[j] - left_tau[j] + tau
         left_pi[j], left_tau[j] = pi, tau
@@ -327,6 +312,22 @@ def _rate_fast(env: Environment, ratings: Sequence[Rating], ranks: Sequence[int]
         pi = sigma ** -2  # the package's Rating(mu, sigma) round trip
         result[i] = Rating(pi * mu / pi, sqrt(1 / pi))
     return result
+
+
+def _pair_sum(p0: float, t0: float, p1: float, t1: float,
+              sign: float) -> tuple[float, float]:
+    """A SumFactor message over two terms with coefficients 1 and ``sign`` (+1 or -1),
+    as (pi, tau); ``_sum_update`` takes over where a precision is zero.
+
+    ``sign * t1 / p1`` negates exactly, so this equals the package's arithmetic bit
+    for bit.
+    """
+    try:
+        mu = t0 / p0 + sign * t1 / p1
+        pi = 1. / (1. / p0 + 1. / p1)
+    except ZeroDivisionError:
+        pi, mu = _sum_update(((p0, t0, 1.), (p1, t1, sign)))
+    return pi, pi * mu
 
 
 def _sum_update(terms: tuple[tuple[float, float, float], ...]) -> tuple[float, float]:
