@@ -21,7 +21,8 @@ import msgspec
 from protocol import PROTOCOL_VERSION
 
 MAX_MESSAGE_BYTES = 1 << 20
-"""The largest message a bot may send (1 MiB); enforced with zmq.MAXMSGSIZE."""
+"""The largest message a bot may send (1 MiB): a bigger frame is refused by its header
+and its connection closed, as libzmq's MAXMSGSIZE would (referee/zmtp.py)."""
 
 Name = Annotated[str, msgspec.Meta(max_length=64)]
 Token = Annotated[str, msgspec.Meta(max_length=256)]
