@@ -21,6 +21,12 @@ the machine's noise), each as wall time over a count:
 
 Goals: (3) at most 1.5x the floor; (4) at most 2x its round trip.
 
+Figures (1) to (3) are measured twice: as the kernel schedules the processes,
+and with every process pinned to one core. Pinned, nothing waits for another
+core to wake up, so those figures are the CPU each round trip costs; on a
+virtual machine, waking an idle core can cost more than the work itself, and
+that latency weighs on the floor as much as on the referee.
+
     python bench/protocol_overhead.py [--rounds 3] [--games 20] [--pings 3000]
 """
 
@@ -33,7 +39,8 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import cycle, islice
 from pathlib import Path
 
@@ -185,7 +192,8 @@ def main() -> None:
     parser.add_argument("--pings", type=int, default=3000)
     args = parser.parse_args()
     figures: dict[str, list[float]] = {k: [] for k in ("floor", "transport", "one", "one4",
-                                                       "four", "floor4")}
+                                                       "four", "floor4", "floor1",
+                                                       "transport1", "one1")}
     with tempfile.TemporaryDirectory() as tmp:
         bot, echo = Path(tmp) / "bench_random.py", Path(tmp) / "bench_echo.py"
         bot.write_text(BOT)
@@ -202,23 +210,44 @@ def main() -> None:
             figures["four"].append(referee_cost(bot, 4, 4, args.games)[1])
             figures["floor4"].append(floor(acts4, args.pings // 4, fan_out=4)
                                      / floor(acts4, args.pings // 4))
+            with _one_core():
+                figures["floor1"].append(floor(acts, args.pings))
+                figures["transport1"].append(transport(echo, acts, args.pings))
+                figures["one1"].append(referee_cost(bot, 1, 2, args.games)[0])
             print(f"round {n + 1}: " + "  ".join(
                 f"{k} {v[-1]:.2f}x" if k == "floor4" else f"{k} {v[-1] * 1e6:.0f} us"
                 for k, v in figures.items()))
-    raw, through, one, one4, four, fan = (statistics.median(figures[k]) for k in figures)
+    m = {k: statistics.median(v) for k, v in figures.items()}
     print(f"act messages of seat 0: 2 players {_sizes(acts)}; 4 players {_sizes(acts4)}")
     print(f"medians of {args.rounds} rounds on {os.cpu_count()} cores:")
-    print(f"floor, raw DEALER/DEALER round trip:         {raw * 1e6:8.1f} us")
-    print(f"transport, a seat's supervisor, no game:     {through * 1e6:8.1f} us   "
-          f"ratio to floor {through / raw:.2f}")
-    print(f"referee, one program seat, per decision:     {one * 1e6:8.1f} us   "
-          f"ratio to floor {one / raw:.2f} (goal <= 1.5)")
-    print(f"4 players, one program seat, per decision:   {one4 * 1e6:8.1f} us   "
+    print(f"floor, raw DEALER/DEALER round trip:         {m['floor'] * 1e6:8.1f} us")
+    print(f"transport, a seat's supervisor, no game:     {m['transport'] * 1e6:8.1f} us   "
+          f"ratio to floor {m['transport'] / m['floor']:.2f}")
+    print(f"referee, one program seat, per decision:     {m['one'] * 1e6:8.1f} us   "
+          f"ratio to floor {m['one'] / m['floor']:.2f} (goal <= 1.5)")
+    print(f"4 players, one program seat, per decision:   {m['one4'] * 1e6:8.1f} us   "
           f"(one round trip with 4-player messages)")
-    print(f"4 players, 4 program seats, per step:        {four * 1e6:8.1f} us   "
-          f"ratio to that round trip {four / one4:.2f} (goal <= 2.0)")
+    print(f"4 players, 4 program seats, per step:        {m['four'] * 1e6:8.1f} us   "
+          f"ratio to that round trip {m['four'] / m['one4']:.2f} (goal <= 2.0)")
     print(f"  beside it, the raw floor with 4-player messages fanned out to 4 echo "
-          f"processes costs {fan:.2f}x its own round trip")
+          f"processes costs {m['floor4']:.2f}x its own round trip")
+    print("every process pinned to one core (the CPU a round trip costs):")
+    print(f"floor:                                       {m['floor1'] * 1e6:8.1f} us")
+    print(f"transport:                                   {m['transport1'] * 1e6:8.1f} us   "
+          f"ratio to floor {m['transport1'] / m['floor1']:.2f}")
+    print(f"referee, one program seat, per decision:     {m['one1'] * 1e6:8.1f} us   "
+          f"ratio to floor {m['one1'] / m['floor1']:.2f}")
+
+
+@contextmanager
+def _one_core() -> Iterator[None]:
+    """Pin this process, and so every process and thread it starts meanwhile, to one core."""
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, cores)
 
 
 def _sizes(acts: list[bytes]) -> str:
