@@ -54,6 +54,10 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
     rows = [store.bot(*_name_version(b)) for b in bots]
+    for spec, row in zip(bots, rows):
+        if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
+            raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
+                             f"it enters no new tournament")
     schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
                              fmt, seed)
     board.environment(store, game, environment)

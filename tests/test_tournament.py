@@ -322,6 +322,20 @@ def test_the_same_content_is_one_version_and_names_are_unique(db: Path) -> None:
     store.close()
 
 
+def test_a_removed_bot_enters_no_new_tournament_even_by_version(db: Path) -> None:
+    store = Store(db)
+    botstore.add_bot(store, "r", str(RANDOM_BOT))
+    botstore.add_bot(store, "s", str(RANDOM_BOT))
+    store.remove_bot("s")
+    kwargs = dict(game="stop-me", seats=2, games_per_seating=1, duplicate=False,
+                  fmt="round-robin", seed=1, options={}, settings=tournament.Settings())
+    for spec, message in (("s", "no bot 's'"), ("s@1", "'s@1' was removed")):
+        with pytest.raises(StoreError, match=message):
+            tournament.create(store, name=f"with-{spec}", bots=["r", spec], **kwargs)
+    assert store.rows("SELECT * FROM tournaments") == []
+    store.close()
+
+
 def test_a_locked_database_is_a_clear_error_and_loses_nothing(registered: Path) -> None:
     holder = sqlite3.connect(registered)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
