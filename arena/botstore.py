@@ -73,13 +73,18 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None) ->
 def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             limits: Limits | None = None) -> tuple[dict, bool]:
     """Check, copy and register a bot; returns (bot row, whether a new version was made)."""
-    if not name or "/" in name or name.startswith(".") or name != name.strip():
-        raise BotSpecError(f"bot name {name!r} must be a plain name (no '/', no leading dot)")
+    # ',' separates the names of `tournament run --bots` and '@' starts a version there
+    # (NAME@2), so a name holding either could never be entered in a tournament.
+    if (not name or any(c in name for c in "/,@") or name.startswith(".")
+            or name != name.strip()):
+        raise BotSpecError(f"bot name {name!r} must be a plain name (no '/', ',' or '@', "
+                           f"no leading dot)")
     source = Path(path).expanduser()
     load_program(str(source))  # a clear error for a missing or unrunnable bot, first
     handshake(str(source), sandbox, limits)
     digest = content_hash(source.resolve())
-    target = store_folder(store.path) / name / digest[:16]
+    # An absolute path: a relative one would only work from the folder of this command.
+    target = store_folder(store.path.absolute()) / name / digest[:16]
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".incoming-"))

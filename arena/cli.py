@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from arena import __version__, botcheck, report
-from arena.cli_league import parse_options, register
+from arena.cli_league import make_log_dir, parse_options, register
 from arena.web import register_web
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
@@ -128,6 +128,7 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
     options = parse_options(option_pairs)
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
     limits = _limits(limit_options)
+    make_log_dir(log_dir)
     try:
         get_game(game).resolve_options(len(bots), options)
         records = play_match(game, bots, count, seed, options, clocks, log_dir, sandbox, limits)

@@ -51,6 +51,22 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
+SQLITE_ID = click.IntRange(0, 2**63 - 1)
+"""A number stored in (or looked up in) SQLite, whose integers are 64-bit signed."""
+
+
+def make_log_dir(log_dir: str | Path | None) -> None:
+    """Create ``--log-dir`` now, so that a folder that cannot be made is one clear error
+    before anything runs, not a failure of every match."""
+    if log_dir is None:
+        return
+    try:
+        Path(log_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise click.BadParameter(f"cannot create the folder {str(log_dir)!r}: "
+                                 f"{err.strerror or err}", param_hint="--log-dir") from None
+
+
 @contextmanager
 def opened(db_path: Path, create: bool = False) -> Iterator[Store]:
     """The store, with every library error turned into a clear CLI error."""
@@ -158,7 +174,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
                   show_default=True, help="gauntlet: the first bot against the field.")
     @click.option("--workers", type=click.IntRange(min=1),
                   help="Parallel matches (default: the number of cores).")
-    @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True)
+    @click.option("--seed", type=SQLITE_ID, default=1, show_default=True)
     @click.option("--name", help="The tournament's name (default: GAME-N).")
     @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
                   help="A game option (VALUE as JSON), repeatable.")
@@ -182,8 +198,12 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         names = [b.strip() for b in bots.split(",") if b.strip()]
         settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms), sandbox,
                                        limits_from(limits))
+        try:
+            get_game(game)  # before the database: a typo must not leave a new, empty one
+        except GameError as err:
+            raise click.ClickException(str(err)) from None
+        make_log_dir(log_dir)
         with opened(db_path, create=True) as store:
-            get_game(game)
             name = name or _next_name(store, game)
             tournament.create(store, name=name, game=game, bots=names, seats=seats,
                               games_per_seating=games_per_seating, duplicate=duplicate,
@@ -199,6 +219,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     def tournament_resume(name: str, workers: int | None, log_dir: str | None,
                           db_path: Path) -> None:
         """Play the scheduled games of tournament NAME that have no result yet."""
+        make_log_dir(log_dir)
         with opened(db_path) as store:
             _run(store, name, workers, log_dir)
 
@@ -277,10 +298,15 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     def results(game: str, tournament_name: str | None, db_path: Path, as_json: bool) -> None:
         """Every game of GAME in canonical order, with each seat's result."""
         with opened(db_path) as store:
+            get_game(game)  # an unknown game is an error, not an empty list
             where, params = "g.game = ?", [game]
             if tournament_name:
+                t = store.tournament(tournament_name)
+                if t["game"] != game:
+                    raise click.ClickException(f"tournament {tournament_name!r} is of game "
+                                               f"{t['game']!r}, not {game!r}")
                 where += " AND g.tournament_id = ?"
-                params.append(store.tournament(tournament_name)["id"])
+                params.append(t["id"])
             rows = store.rows(
                 "SELECT g.id, t.name AS tournament, g.idx, g.seed, g.deal_group, g.reason, "
                 "g.void, s.seat, b.name AS bot, b.version, s.rank, s.score, s.status "
@@ -306,7 +332,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             ("reason", "reason"), ("seats", "seat: bot@version:rank")]))
 
     @main.command("replay")
-    @click.argument("game_id", type=int)
+    @click.argument("game_id", type=SQLITE_ID)
     @click.option("--seat", type=click.IntRange(min=0), help="Only what this seat saw.")
     @db_option
     @json_option
@@ -394,4 +420,8 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         for error in result.errors:
             click.echo(f"error: {error}", err=True)
         click.echo(f"{name}: {result.done} of {result.total} games played")
+        if result.errors:  # a script must see that games are missing
+            raise click.ClickException(
+                f"{len(result.errors)} match(es) of {name} failed; fix the cause above, "
+                f"then play the rest with: arena tournament resume {name}")
 

@@ -133,7 +133,8 @@ def _worker(tasks: Any, results: Any) -> None:
         except SystemExit:
             return
         except Exception as err:
-            results.put(("error", job.key, f"{type(err).__name__}: {err}"))
+            # Four fields, as every message: the organiser unpacks (kind, key, position, payload).
+            results.put(("error", job.key, None, f"{type(err).__name__}: {err}"))
         results.put(("done", job.key, None, None))
 
 

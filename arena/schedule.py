@@ -19,12 +19,15 @@ resumed from its stored settings.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from referee.games.rng import SplitMix64
 
 FORMATS = ("round-robin", "gauntlet")
+MAX_GAMES = 1_000_000
+"""The most games one schedule may hold (each is a row, and its result another)."""
 _SEED_MASK = (1 << 62) - 1  # seeds stay positive in SQLite's 64-bit integers
 
 
@@ -63,6 +66,14 @@ def make_schedule(bots: Sequence[int], seats: int, games_per_seating: int,
                             f"enter at least {seats} bots or play fewer seats")
     if games_per_seating < 1:
         raise ScheduleError(f"games per seating must be at least 1, got {games_per_seating}")
+    # Counted before it is built: a mistyped --games-per-seating would otherwise fill
+    # the memory (and then the database) instead of failing at once.
+    subsets_count = (math.comb(len(bots) - 1, seats - 1) if fmt == "gauntlet"
+                     else math.comb(len(bots), seats))
+    total = subsets_count * seats * games_per_seating
+    if total > MAX_GAMES:
+        raise ScheduleError(f"{total} games is more than one tournament may schedule "
+                            f"({MAX_GAMES}); use fewer games per seating, bots or seats")
     subsets = list(itertools.combinations(bots, seats))
     if fmt == "gauntlet":
         if len(bots) == seats:

@@ -13,6 +13,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from leaderboard import board
@@ -58,6 +59,7 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
                              f"it enters no new tournament")
+    _require_files(rows)
     schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
                              fmt, seed)
     board.environment(store, game, environment)
@@ -66,6 +68,19 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
          "games_per_seating": games_per_seating, "duplicate": duplicate, "seed": seed,
          "options": resolved, "settings": settings.to_json()},
         [r["id"] for r in rows], [g.to_row() for g in schedule])
+
+
+def _require_files(bots: Sequence[dict[str, Any]]) -> None:
+    """StoreError if the stored copy of any of these bot rows is gone.
+
+    Checked before a tournament is created or run: otherwise every match of the
+    bot would fail on its own, and the run would end with no game played.
+    """
+    gone = [b for b in bots if not Path(b["path"]).exists()]
+    if gone:
+        raise StoreError("the stored files of " + ", ".join(
+            f"bot {b['name']}@{b['version']} ({b['path']!r})" for b in gone)
+            + " are missing; register the same files again with: arena bot add NAME PATH")
 
 
 def _name_version(spec: str) -> tuple[str, int | None]:
@@ -92,7 +107,9 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     settings = Settings.from_json(t["settings"])
     check_mode(settings.sandbox)
     missing = store.missing_games(t["id"])
-    paths = {r["id"]: r["path"] for r in store.rows("SELECT id, path FROM bots")}
+    bots = {r["id"]: r for r in store.rows("SELECT * FROM bots")}
+    _require_files([bots[b] for b in sorted({b for row in missing for b in row["seating"]})])
+    paths = {bot_id: row["path"] for bot_id, row in bots.items()}
     jobs: dict[int, list[dict]] = {}
     for row in missing:
         jobs.setdefault(row["match"], []).append(row)

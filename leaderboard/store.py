@@ -14,6 +14,7 @@ JSON text, times are ISO 8601 UTC strings.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -116,7 +117,7 @@ class Store:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")
             self.db = sqlite_utils.Database(conn)
-            self._check_and_migrate()
+            self._check_and_migrate(create)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as err:
@@ -129,10 +130,29 @@ class Store:
                     f"(a running tournament?); try again when it is done")
         if "not a database" in text or "malformed" in text or "corrupt" in text:
             return f"{str(self.path)!r} is not a usable SQLite database ({text}); nothing changed"
+        if "unable to open" in text:
+            # SQLite's own words name no cause; the usual ones are a missing folder and a
+            # read-only one (WAL mode writes its -wal and -shm files next to the database,
+            # even to read it).
+            folder = self.path.absolute().parent
+            if not folder.is_dir():
+                return (f"cannot open database {str(self.path)!r}: the folder "
+                        f"{str(folder)!r} does not exist")
+            if not os.access(folder, os.W_OK):
+                return (f"cannot open database {str(self.path)!r}: its folder {str(folder)!r} "
+                        f"is read-only, and SQLite writes its -wal and -shm files next to the "
+                        f"database even to read it; copy it to a writable folder")
+            return (f"cannot open database {str(self.path)!r} ({text}); check that it and "
+                    f"its folder are readable and writable")
         return f"database {str(self.path)!r}: {text}"
 
-    def _check_and_migrate(self) -> None:
+    def _check_and_migrate(self, create: bool = True) -> None:
         tables = set(self.db.table_names())
+        if not tables and not create:
+            # An empty file (`touch arena.db`) is a valid, empty SQLite database; a read
+            # command must not quietly turn it into an Arena database.
+            raise StoreError(f"{str(self.path)!r} is empty, not an Arena database; run a "
+                             f"command that creates one (arena bot add, arena tournament run)")
         if tables and "meta" not in tables:
             raise StoreError(f"{str(self.path)!r} is an SQLite database of something else "
                              f"(tables {sorted(tables)[:5]}); Arena will not touch it")
@@ -182,6 +202,11 @@ class Store:
                 if found["removed_at"]:
                     conn.execute("UPDATE bots SET removed_at = NULL WHERE id = ?", (found["id"],))
                     found["removed_at"] = None
+                if found["path"] != path:
+                    # The same content stored elsewhere now (its old copy vanished, or an
+                    # older Arena kept a path relative to its working folder): point there.
+                    conn.execute("UPDATE bots SET path = ? WHERE id = ?", (path, found["id"]))
+                    found["path"] = path
                 return found, False
             last = self.one("SELECT MAX(version) AS v FROM bots WHERE name = ?", (name,))
             version = (last["v"] or 0) + 1 if last else 1

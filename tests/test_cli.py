@@ -88,6 +88,11 @@ def test_play_option_changes_the_game() -> None:
      "unknown option 'speed'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "go_cards=many"),
      "option 'go_cards' must be like 4, got 'many'"),
+    # Not "must be like None": the default of this cap is null, an integer is fine too.
+    (("play", "stop-me", "builtin:random", "builtin:random", "-o", "max_rounds=abc"),
+     "option 'max_rounds' must be an integer or null (JSON), got 'abc'"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "--log-dir", "/proc/no/logs"),
+     "cannot create the folder '/proc/no/logs'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "oops"),
      "expected KEY=VALUE, got 'oops'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "--games", "0"), "--games"),
@@ -100,7 +105,11 @@ def test_bad_input_gets_a_clear_error_and_no_traceback(args: tuple[str, ...], me
     assert "Traceback" not in out.stderr
 
 
-@pytest.mark.parametrize("command", [(), ("games",), ("play",)])
+@pytest.mark.parametrize("command", [
+    (), ("games",), ("play",), ("bot",), ("bot", "add"), ("bot", "check"), ("bot", "list"),
+    ("bot", "show"), ("bot", "remove"), ("tournament",), ("tournament", "run"),
+    ("tournament", "resume"), ("tournament", "list"), ("tournament", "show"),
+    ("leaderboard",), ("results",), ("replay",), ("demo",), ("serve",), ("export-html",)])
 def test_every_command_has_help(command: tuple[str, ...]) -> None:
     out = arena(*command, "--help")
     assert out.returncode == 0 and "Usage:" in out.stdout

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -90,6 +91,9 @@ def test_gauntlet_is_one_bot_against_the_field() -> None:
     (([1, 1, 2], 2, 1, False, "round-robin"), "entered twice"),
     (([1, 2], 2, 1, False, "swiss"), "'swiss' is not one of"),
     (([1, 2], 2, 1, False, "gauntlet"), "more bots than seats"),
+    # Refused before it is built (a mistyped --games-per-seating filled the memory).
+    (([1, 2], 2, 500_001, False, "round-robin"),
+     "1000002 games is more than one tournament may schedule"),
 ])
 def test_bad_schedules_are_refused(args: tuple, message: str) -> None:
     with pytest.raises(ScheduleError, match=message):
@@ -262,6 +266,13 @@ def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) ->
     (("tournament", "resume", "nope"), "no tournament 'nope'"),
     (("leaderboard", "go-fish"), "no leaderboard for 'go-fish'"),
     (("replay", "999"), "no game with id 999"),
+    # Beyond SQLite's 64-bit integers (these were OverflowError tracebacks).
+    (("replay", "99999999999999999999999"), "is not in the range 0<=x<=9223372036854775807"),
+    (("tournament", "run", "stop-me", "--bots", "alpha,beta", "--seed",
+      "99999999999999999999999"), "is not in the range 0<=x<=9223372036854775807"),
+    (("results", "go-fish"), "unknown game 'go-fish'"),  # was an empty list
+    (("bot", "add", "a,b", str(RANDOM_BOT)), "bot name 'a,b' must be a plain name"),
+    (("bot", "add", "a@2", str(RANDOM_BOT)), "bot name 'a@2' must be a plain name"),
 ])
 def test_bad_input_is_a_clear_error(registered: Path, args: tuple[str, ...],
                                     message: str) -> None:
@@ -385,3 +396,100 @@ def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
     assert "moves" in store.db["games"].columns_dict and "logs" in store.db.table_names()
     assert [b["name"] for b in store.bots()] == ["r"]
     store.close()
+
+
+def test_a_read_command_leaves_an_empty_file_empty(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    db.touch()  # a valid, empty SQLite database
+    for args in (("bot", "list"), ("tournament", "list"), ("results", "stop-me")):
+        out = arena(*args, db=db)
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert "is empty, not an Arena database" in out.stderr
+    assert db.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arena.db"]
+
+
+def test_a_database_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
+    out = arena("bot", "add", "r", str(RANDOM_BOT), db=tmp_path / "nowhere" / "arena.db")
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert f"the folder {str(tmp_path / 'nowhere')!r} does not exist" in out.stderr
+
+
+def test_a_tournament_with_an_unknown_game_creates_no_database(tmp_path: Path) -> None:
+    out = arena("tournament", "run", "chess", "--bots", "a,b", db=tmp_path / "new.db")
+    assert out.returncode != 0 and "unknown game 'chess'" in out.stderr
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_results_of_a_tournament_of_another_game_is_an_error(registered: Path) -> None:
+    out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta", "--workers", "1",
+                "--name", "sm", db=registered)
+    assert out.returncode == 0, out.stderr
+    other = arena("results", "dagens-brott", "--tournament", "sm", db=registered)
+    assert other.returncode != 0
+    assert "tournament 'sm' is of game 'stop-me', not 'dagens-brott'" in other.stderr
+
+
+def test_an_unwritable_log_dir_fails_before_the_tournament_is_created(registered: Path,
+                                                                       tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta", "--workers", "2",
+                "--log-dir", str(tmp_path / "file" / "logs"), db=registered)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "cannot create the folder" in out.stderr
+    assert json.loads(arena("tournament", "list", "--json", db=registered).stdout) == []
+
+
+def test_the_bot_store_works_from_any_folder_and_names_vanished_files(tmp_path: Path) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+
+    def run_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        # The default --db, relative to the folder the command runs in.
+        return subprocess.run([sys.executable, "-m", "arena", *args], cwd=folder, check=False,
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "ARENA_DB": "arena.db"})
+
+    for name in ("r", "s"):
+        assert run_in(home, "bot", "add", name, str(RANDOM_BOT)).returncode == 0
+    # Stored paths are absolute, so the database works from another folder too.
+    out = run_in(elsewhere, "tournament", "run", "stop-me", "--bots", "r,s", "--workers", "1",
+                 "--db", str(home / "arena.db"), "--name", "away")
+    assert out.returncode == 0 and "2 of 2 games played" in out.stdout, out.stderr
+    # A stored copy that vanished is one clear error, and no tournament is created.
+    shutil.rmtree(home / "arena.bots" / "s")
+    gone = run_in(home, "tournament", "run", "stop-me", "--bots", "r,s", "--workers", "1")
+    assert gone.returncode != 0 and "Traceback" not in gone.stderr
+    assert "the stored files of bot s@1" in gone.stderr and "arena bot add" in gone.stderr
+    assert len(json.loads(run_in(home, "tournament", "list", "--json").stdout)) == 1
+    # Registering the same files again restores the copy: same version, results kept.
+    again = run_in(home, "bot", "add", "s", str(RANDOM_BOT))
+    assert "unchanged: s version 1" in again.stdout
+    assert run_in(home, "tournament", "run", "stop-me", "--bots", "r,s",
+                  "--workers", "1").returncode == 0
+    assert _stored_games(home / "arena.db") == 4
+
+
+def test_failed_matches_on_workers_are_reported_and_exit_non_zero(db: Path,
+                                                                  tmp_path: Path) -> None:
+    folder = tmp_path / "folderbot"
+    folder.mkdir()
+    shutil.copy(RANDOM_BOT, folder / "bot.py")
+    (folder / "bot.toml").write_text(f'run = [{json.dumps(sys.executable)}, "bot.py"]\n')
+    for name, path in (("f", folder), ("r", RANDOM_BOT)):
+        out = arena("bot", "add", name, str(path), db=db)
+        assert out.returncode == 0, out.stderr
+    manifest = Path(json.loads(arena("bot", "show", "f", "--json", db=db).stdout)
+                    ["versions"][0]["path"]) / "bot.toml"
+    good = manifest.read_text()
+    manifest.write_text("run = [")  # the stored copy breaks: every match of it fails
+    out = arena("tournament", "run", "stop-me", "--bots", "f,r", "--workers", "2",
+                "--name", "broken", db=db)
+    assert "Traceback" not in out.stderr  # was: ValueError in the organiser
+    assert out.returncode == 1 and "error: match 0" in out.stderr
+    assert "arena tournament resume broken" in out.stderr
+    manifest.write_text(good)
+    resumed = arena("tournament", "resume", "broken", "--workers", "2", db=db)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _stored_games(db) == 2

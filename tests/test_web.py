@@ -357,6 +357,15 @@ def test_serve_and_export_commands(db: Path, tmp_path: Path) -> None:
             assert (page.parent / unquote(link)).resolve().is_file(), (page, link)
 
 
+def test_export_to_a_folder_that_cannot_be_made_is_a_clear_error(db: Path,
+                                                                  tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    out = cli("export-html", str(tmp_path / "file" / "site"), "--db", str(db))
+    assert out.returncode == 1 and "Traceback" not in out.stderr  # was NotADirectoryError
+    assert f"cannot write the pages to {str(tmp_path / 'file' / 'site')!r}: Not a directory" \
+        in out.stderr
+
+
 # ----------------------------------------------------------------- in a browser
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:

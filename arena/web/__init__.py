@@ -72,6 +72,10 @@ def register_web(main: click.Group) -> None:
             count = export_html(store, directory)
         except StoreError as err:
             raise click.ClickException(str(err)) from None
+        except OSError as err:  # a folder that cannot be made or written
+            where = f" ({err.filename})" if err.filename else ""
+            raise click.ClickException(f"cannot write the pages to {str(directory)!r}: "
+                                       f"{err.strerror or err}{where}") from None
         finally:
             store.close()
         click.echo(f"wrote {count} pages to {directory}; open {directory / 'index.html'}")

@@ -69,6 +69,15 @@ class Option:
     help: str
     types: tuple[type, ...] = field(default=())
 
+    def describe(self) -> str:
+        """What a value must be, for errors: ``like 4``, or the JSON types when the
+        default alone would mislead (``null`` for a cap that may also be an integer)."""
+        if not self.types:
+            return f"like {self.default!r}"
+        names = {int: "an integer", float: "a number", str: "a string", list: "a list",
+                 dict: "an object", bool: "true or false", type(None): "null"}
+        return " or ".join(names.get(t, t.__name__) for t in self.types) + " (JSON)"
+
     def accepts(self, value: Any) -> bool:
         """Whether ``value`` has an acceptable JSON type (bool is never an int here)."""
         types = self.types or (type(self.default),)
@@ -180,7 +189,7 @@ class Game(ABC):
                 )
             if not spec.accepts(value):
                 raise ConfigError(
-                    f"{cls.id}: option {key!r} must be like {spec.default!r}, got {value!r}"
+                    f"{cls.id}: option {key!r} must be {spec.describe()}, got {value!r}"
                 )
             merged[key] = clone_json(value)
         cls.check_options(players, merged)
