@@ -174,5 +174,5 @@ def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
         raise SystemExit(1)
 
 
-register(main, bot, _sandbox_options, _limits)
+register(main, bot, _sandbox_options, _limits, _clock_options)
 register_web(main)

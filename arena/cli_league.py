@@ -88,8 +88,12 @@ def echo_json(value: Any) -> None:
 
 # ----------------------------------------------------------------------- bots
 def register(main: click.Group, bot: click.Group, sandbox_options: Callable[..., Any],
-             limits_from: Callable[[dict[str, Any]], Any]) -> None:
-    """Add the organiser's commands to the ``arena`` group and its ``bot`` group."""
+             limits_from: Callable[[dict[str, Any]], Any],
+             clock_options: Callable[..., Any]) -> None:
+    """Add the organiser's commands to the ``arena`` group and its ``bot`` group.
+
+    ``clock_options`` adds the clock, strike, sandbox and limit options of ``arena play``.
+    """
 
     @bot.command("add")
     @click.argument("name")
@@ -178,26 +182,22 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @click.option("--name", help="The tournament's name (default: GAME-N).")
     @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
                   help="A game option (VALUE as JSON), repeatable.")
-    @click.option("--deadline-ms", type=click.IntRange(min=1), default=Clocks().deadline_ms,
-                  show_default=True)
-    @click.option("--time-bank-ms", type=click.IntRange(min=1),
-                  default=Clocks().time_bank_ms, show_default=True)
     @click.option("--log-dir", type=click.Path(file_okay=False),
                   help="Keep each match's bot stderr and game logs here.")
     @db_option
-    @sandbox_options
+    @clock_options
     def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: int,
                        duplicate: bool, fmt: str, workers: int | None, seed: int,
                        name: str | None, option_pairs: tuple[str, ...], deadline_ms: int,
-                       time_bank_ms: int, log_dir: str | None, db_path: Path, sandbox: str,
-                       **limits: int) -> None:
+                       time_bank_ms: int, startup_ms: int, strikes: int, log_dir: str | None,
+                       db_path: Path, sandbox: str, **limits: int) -> None:
         """Run a tournament of GAME between registered bots, in parallel, and rate it.
 
         Ctrl-C stops it cleanly; every finished game is kept, and
         `arena tournament resume NAME` plays the rest."""
         names = [b.strip() for b in bots.split(",") if b.strip()]
-        settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms), sandbox,
-                                       limits_from(limits))
+        settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms, startup_ms, strikes),
+                                       sandbox, limits_from(limits))
         try:
             get_game(game)  # before the database: a typo must not leave a new, empty one
         except GameError as err:

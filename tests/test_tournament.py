@@ -493,3 +493,21 @@ def test_failed_matches_on_workers_are_reported_and_exit_non_zero(db: Path,
     resumed = arena("tournament", "resume", "broken", "--workers", "2", db=db)
     assert resumed.returncode == 0, resumed.stderr
     assert _stored_games(db) == 2
+
+
+def test_strikes_and_startup_time_are_tournament_options_too(db: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text('from protocol.client import run\nrun(lambda o, legal: "NOPE", name="bad")\n')
+    for name, path in (("r", RANDOM_BOT), ("bad", bad)):
+        assert arena("bot", "add", name, str(path), db=db).returncode == 0
+    out = arena("tournament", "run", "stop-me", "--bots", "r,bad", "--strikes", "1",
+                "--startup-ms", "4000", "--workers", "1", "--name", "strict", db=db)
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(arena("tournament", "show", "strict", "--json", db=db).stdout)
+    assert shown["settings"]["clocks"]["max_strikes"] == 1
+    assert shown["settings"]["clocks"]["startup_ms"] == 4000
+    # One illegal action forfeits the seat at once: it is asked once per game, not three times.
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT s.faults, s.asked FROM seats s JOIN bots b "
+                            "ON b.id = s.bot_id WHERE b.name = 'bad'").fetchall()
+    assert rows and all(json.loads(f) == {"illegal": 1} and asked == 1 for f, asked in rows)
