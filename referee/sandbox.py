@@ -12,6 +12,8 @@ A bot is a stranger's program. With bubblewrap (``bwrap``) each bot runs with:
   folder read-only at ``/bot``; a private RAM-backed ``/tmp`` with a size cap,
   the only writable place; its seat's socket at ``/run/arena/seat.sock``;
   nothing else: not the arena database, its logs, other bots or the home folder;
+* a seccomp filter (:func:`seccomp_filter`): no new user namespace, no kernel
+  keyrings, no syscalls of another ABI;
 * resource limits (:class:`Limits`): address space, CPU seconds, file size and
   open files as rlimits (applied by ``prlimit`` before ``bwrap``), and the
   memory and process count of the whole tree through cgroup v1 where the machine
@@ -26,11 +28,14 @@ See docs/sandbox.md.
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
+import platform
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -165,6 +170,55 @@ def _parent_dirs(targets: Sequence[str]) -> list[str]:
     return out
 
 
+# The seccomp filter of every sandboxed bot: what namespaces and rlimits cannot take away.
+# * No new user namespace (unshare or clone with CLONE_NEWUSER; clone3, whose flags a
+#   filter cannot read, answers ENOSYS and the C library falls back to clone): inside one
+#   a bot could mount a tmpfs of any size past --tmp-mb, and reach far more of the kernel.
+# * No kernel keyrings (add_key, request_key, keyctl): they are per uid, not per sandbox,
+#   so every bot (all run as the same uid) would share them, across matches too.
+# * Nothing of another ABI (x32, or i386 through int 0x80), whose numbers differ.
+_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH, unshare, clone, clone3, add_key, request_key, keyctl)
+    "x86_64": (0xC000003E, 272, 56, 435, 248, 249, 250),
+    "aarch64": (0xC00000B7, 97, 220, 435, 217, 218, 219),
+}
+_CLONE_NEWUSER = 0x10000000
+_X32_SYSCALL_BIT = 0x40000000
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """The filter as a classic BPF program (``bwrap --seccomp``), or None for an
+    architecture it does not know."""
+    spec = _SECCOMP_ARCH.get(machine or platform.machine())
+    if spec is None:
+        return None
+    arch, unshare, clone, clone3, *keys = spec
+    allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    # (code, if true, if false, k): a jump is a label, or 0 for the next instruction.
+    prog: list[tuple[int, int | str, int | str, int]] = [
+        (ld, 0, 0, 4),  # seccomp_data.arch
+        (jeq, 0, "nosys", arch),
+        (ld, 0, 0, 0),  # seccomp_data.nr
+        (jge, "nosys", 0, _X32_SYSCALL_BIT),
+        (jeq, "flags", 0, unshare),
+        (jeq, "flags", 0, clone),
+        (jeq, "nosys", 0, clone3),
+        *[(jeq, "perm", 0, number) for number in keys],
+        (ret, 0, 0, allow),
+        (ld, 0, 0, 16),  # "flags": the low half of seccomp_data.args[0]
+        (jset, "perm", 0, _CLONE_NEWUSER),
+        (ret, 0, 0, allow),
+        (ret, 0, 0, deny | errno.EPERM),  # "perm"
+        (ret, 0, 0, deny | errno.ENOSYS),  # "nosys"
+    ]
+    labels = {"flags": len(prog) - 5, "perm": len(prog) - 2, "nosys": len(prog) - 1}
+    out = b""
+    for at, (code, true, false, k) in enumerate(prog):
+        jt, jf = (labels[j] - at - 1 if isinstance(j, str) else j for j in (true, false))
+        out += struct.pack("=HBBI", code, jt, jf, k)
+    return out
+
+
 class Sandbox:
     """The sandbox of one bot process: its command line, its cgroups and its end."""
 
@@ -220,6 +274,9 @@ class Sandbox:
             "--unshare-cgroup-try", "--hostname", "arena-bot",
             "--die-with-parent", "--new-session", "--chdir", BOT_ROOT,
         ]
+        opener = self._seccomp_opener()
+        if opener:
+            bwrap += ["--seccomp", "3"]
         inner = [self.inside(a) for a in command]
         if os.geteuid() == 0:
             # As root, a user namespace would still map the bot to root outside, able
@@ -234,7 +291,20 @@ class Sandbox:
         if not self.support.cgroups:
             # Per sandbox: RLIMIT_NPROC counts the processes of the sandbox's own uid.
             inner = ["prlimit", f"--nproc={lim.processes}", "--", *inner]
-        return rlimits + bwrap + inner
+        return opener + rlimits + bwrap + inner
+
+    def _seccomp_opener(self) -> list[str]:
+        """A shell that opens the seccomp filter (written to the seat's folder) as
+        descriptor 3 for ``bwrap --seccomp 3``; nothing where no filter is known."""
+        program = seccomp_filter()
+        if program is None:
+            _warn_once(f"no seccomp filter for {platform.machine()}: bots can create user "
+                       f"namespaces and use kernel keyrings")
+            return []
+        path = os.path.join(self.seat_dir, "seccomp.bpf")
+        with open(path, "wb") as out:
+            out.write(program)
+        return ["/bin/sh", "-c", 'exec "$@" 3<"$0"', path]
 
     def _socket_bind(self) -> list[str]:
         """Only the seat's socket itself: the bot can connect to it but not write files."""

@@ -160,6 +160,29 @@ def test_other_seats_sockets_are_invisible(tmp_path: Path) -> None:
     assert record.seats[0].status == "ok"
 
 
+def test_no_user_namespace_to_mount_past_the_tmp_cap(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "user_namespace"))
+    assert "user namespace refused: Operation not permitted" in stderr, stderr
+    assert "wrote" not in stderr
+    assert record.seats[0].status == "ok"
+
+
+def test_no_kernel_keyring_shared_between_bots(tmp_path: Path) -> None:
+    """Keyrings are per uid, and every bot runs as the same uid: the filter refuses them."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "keyring"))
+    assert "keyring refused: Operation not permitted" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
+def test_the_seccomp_filter_knows_its_architectures() -> None:
+    from referee.sandbox import seccomp_filter
+
+    for machine in ("x86_64", "aarch64"):
+        program = seccomp_filter(machine)
+        assert program is not None and len(program) % 8 == 0
+    assert seccomp_filter("riscv64") is None
+
+
 def test_required_refuses_without_bubblewrap(monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Path) -> None:
     """A machine without bubblewrap, simulated by the probe's answer."""

@@ -146,6 +146,44 @@ def escape_attempts(mode: str) -> None:
             other = zmq.Context().socket(zmq.DEALER)
             other.connect(f"ipc://{path}")
             other.send_json({"type": "hello", "protocol": 1, "token": TOKEN, "name": "spy"})
+    if mode == "user_namespace":
+        # Its own user namespace would let it mount a tmpfs of any size past /tmp's cap.
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(0x10000000 | 0x00020000) != 0:  # CLONE_NEWUSER | CLONE_NEWNS
+            say(f"user namespace refused: {os.strerror(ctypes.get_errno())}")
+        else:
+            uid, gid = os.getuid(), os.getgid()
+            for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"),
+                               ("gid_map", f"0 {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as out:
+                    out.write(text)
+            mounted = libc.mount(b"none", b"/tmp", b"tmpfs", 0, b"size=1g") == 0
+            written = 0
+            try:
+                for n in range(PARAMS.get("files", 8)):
+                    with open(f"/tmp/big{n}", "wb") as out:
+                        for _ in range(8):
+                            out.write(b"x" * (1 << 20))
+                            written += 1
+            except OSError:
+                pass
+            say(f"user namespace made; tmpfs mounted: {mounted}; wrote {written} MiB")
+    if mode == "keyring":
+        # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        numbers = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+        key = libc.syscall(numbers[0], b"user", b"arena-hostile", b"secret", 6,
+                           ctypes.c_long(-4))  # KEY_SPEC_USER_KEYRING
+        if key < 0:
+            say(f"keyring refused: {os.strerror(ctypes.get_errno())}")
+        else:
+            libc.syscall(numbers[1], 15, ctypes.c_long(key), 10)  # KEYCTL_SET_TIMEOUT 10 s
+            say(f"key {key} added to the user keyring")
 
 
 def main(mode: str) -> None:
