@@ -24,6 +24,7 @@ import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +99,7 @@ class InlineExecutor(Executor):
             on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
         for job in jobs:
             try:
-                logs = job.play(lambda position, record, job=job: on_game(job, position, record))
+                logs = job.play(partial(on_game, job))
                 if on_logs:
                     on_logs(job, logs)
             except (KeyboardInterrupt, SystemExit):

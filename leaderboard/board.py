@@ -48,6 +48,7 @@ def environment(store: Store, game: str, default: Environment | None = None) -> 
 def _games(store: Store, game: str, after: tuple[int, int] | None,
            through: tuple[int, int] | None) -> Iterable[tuple[int, int, int, int, list]]:
     """(game id, tournament, idx, void, [(bot, rank, faulty)...]) in canonical order."""
+    params: list[str | int]
     where, params = ["g.game = ?"], [game]
     if after is not None:
         where.append("(g.tournament_id, g.idx) > (?, ?)")

@@ -330,7 +330,7 @@ class Store:
                  for seat, text in sorted(logs.items()) if text])
 
     # ------------------------------------------------------------------ reads
-    def rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[dict]:
+    def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict]:
         """Rows of a query as dicts."""
         try:
             cursor = self.db.execute(sql, params)
@@ -339,7 +339,7 @@ class Store:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
-    def one(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> dict | None:
+    def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict | None:
         found = self.rows(sql, params)
         return found[0] if found else None
 

@@ -144,7 +144,8 @@ class Match:
 
         Returns the seats that did not show up, with why.
         """
-        fresh = []
+        fresh: list[ProgramSeat] = []
+        seat: ProgramSeat | None
         for seat in self.seats.values():
             # A bot that ended between games is restarted before the next one.
             while seat.running and seat.conn is not None and seat.conn.poll(0):
@@ -160,7 +161,8 @@ class Match:
                 fresh.append(seat)
         absent: dict[int, str] = {}
         deadline = time.monotonic() + self.clocks.startup_ms / 1000
-        waiting = {seat.conn: seat for seat in fresh}
+        # By connection; Any, as wait() hands back its own union of waitable types.
+        waiting: dict[Any, ProgramSeat] = {seat.conn: seat for seat in fresh}
         problems: dict[int, str] = {}  # what went wrong before a hello, for the no-show's report
         while waiting:
             ready = wait(list(waiting), max(0.0, deadline - time.monotonic()))
@@ -403,6 +405,8 @@ class Match:
                 moves: list[dict[str, Any]], void: str | None = None) -> GameRecord:
         n = len(self.bots)
         forfeited = [st.forfeited for st in state]
+        scores: Sequence[int | float]
+        details: Sequence[Mapping[str, Any]]
         if void is None:
             result = game.result
             ranks = ranks_with_forfeits(result.ranks, forfeited)

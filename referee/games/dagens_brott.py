@@ -199,12 +199,14 @@ class DagensBrott(Game):
         """T3: the trick's winner, then the police window T4."""
         if not self.trick:
             # T3, B7 [HOUSE]: nobody laid; the crime is set aside, the lead moves clockwise.
+            assert self.crime is not None  # turned up at T1 for this trick
             self.crimes_aside.append(self.crime)
             self.leader = (self.leader + 1) % self.players
             self._emit("crime_set_aside", crime=self.crime, reason="no_card",
                        next_leader=self.leader)
             self._end_trick()
             return
+        assert self.best is not None  # set by the first card laid
         seat, card = self.trick[self.best]
         self.winner = seat
         self.used += [c for _, c in self.trick]  # T3: the laid cards go to the used pile
@@ -229,6 +231,7 @@ class DagensBrott(Game):
         self.police_by = list(seats)
         # Emitted even when nobody could lay police, so nobody learns who holds one.
         self._emit("police", seats=list(seats), count=len(seats))
+        assert self.winner is not None  # set at T3
         if not seats:
             self._score()
         elif ESCAPE in self.hands[self.winner]:
@@ -238,7 +241,8 @@ class DagensBrott(Game):
 
     def _escape(self, escaped: bool) -> None:
         """T5, B9: one escape card cancels every police card; otherwise the crime is stopped."""
-        winner = self.winner
+        winner, crime = self.winner, self.crime
+        assert winner is not None and crime is not None  # both set for the whole trick end
         if escaped:
             self.hands[winner].remove(ESCAPE)
             self.used.append(ESCAPE)
@@ -248,14 +252,15 @@ class DagensBrott(Game):
             self._score()
             return
         # T5, B12: the crime card is set aside; the points are lost, not subtracted.
-        self.crimes_aside.append(self.crime)
+        self.crimes_aside.append(crime)
         self.stats[winner]["crimes_stopped"] += 1
-        self._emit("crime_stopped", seat=winner, crime=self.crime)
+        self._emit("crime_stopped", seat=winner, crime=crime)
         self._end_trick()
 
     def _score(self) -> None:
         """T5: the winner takes the crime card and its points."""
         winner, crime = self.winner, self.crime
+        assert winner is not None and crime is not None  # both set for the whole trick end
         points = self._crimes[crime]["value"]
         self.won[winner].append(crime)
         self.pad[-1][winner] += points
@@ -293,6 +298,7 @@ class DagensBrott(Game):
         if phase == POLICE_WINDOW:
             return self._police_seats()
         if phase == ESCAPE_WINDOW:
+            assert self.winner is not None  # the window is the winner's
             return (self.winner,)
         return ()
 
@@ -334,6 +340,7 @@ class DagensBrott(Game):
     def _apply(self, actions: dict[int, Action]) -> None:
         if self.phase == LAYING:
             seat = self.turn
+            assert seat is not None  # a lay-or-pass decision is pending: someone's turn
             action = actions[seat]
             if action == PASS:
                 self._pass(seat)
@@ -343,6 +350,7 @@ class DagensBrott(Game):
         elif self.phase == POLICE_WINDOW:
             self._police([p for p in sorted(actions) if actions[p] == POLICE_ACT])
         else:
+            assert self.winner is not None  # the escape window is the winner's
             self._escape(actions[self.winner] == ESCAPE_ACT)
 
     # ------------------------------------------------------------------- end
@@ -457,7 +465,9 @@ class DagensBrott(Game):
     def _consistent(self) -> bool:
         """Whether the pending decision is possible with the current hands."""
         if self.phase == LAYING:
+            assert self.turn is not None  # a lay-or-pass decision is pending
             return self._can_lay(self.turn)
         if self.phase == POLICE_WINDOW:
             return bool(self._police_seats())
+        assert self.winner is not None  # the escape window is the winner's
         return ESCAPE in self.hands[self.winner]

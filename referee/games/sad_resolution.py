@@ -27,6 +27,7 @@ from .sad_data import (
     SILVER,
     TOKEN_KINDS,
 )
+from .sad_state import SadState
 
 _COIN_RANK = {c: i for i, c in enumerate(COIN_KINDS)}
 
@@ -63,7 +64,7 @@ class BagTokens(Sequence[str]):
                 yield kind
 
 
-class ResolutionMixin:
+class ResolutionMixin(SadState):
     """Steps 6 to 8 of the round; state lives on the game object."""
 
     # ------------------------------------------------------------- Step 6
@@ -193,7 +194,7 @@ class ResolutionMixin:
         # b. Redcoats kept this hold-up (C18): half the coins, all, or the gallows.
         reds = self.front[p][REDCOAT]
         held = len(self.pouch[p])
-        out = {"seat": p, "wounds": wounds, "redcoats": reds, "coins_before": held}
+        out: dict[str, Any] = {"seat": p, "wounds": wounds, "redcoats": reds, "coins_before": held}
         if reds >= 3:
             self._lose_all(p)
             self.status[p] = HANGED
@@ -217,8 +218,9 @@ class ResolutionMixin:
             self._lose_random(p, out["paid"])
             self.forced_next[p] = True
         # d. Notoriety: nooses for success; a sit-out costs 1 and heals 1.
-        if self.nooses[p] is not None:
-            self.notoriety[p] = min(opt["notoriety_max"], self.notoriety[p] + self.nooses[p])
+        nooses = self.nooses[p]
+        if nooses is not None:
+            self.notoriety[p] = min(opt["notoriety_max"], self.notoriety[p] + nooses)
         out["sat_out"] = self.choice[p] == "HORSE"
         if out["sat_out"]:
             self.notoriety[p] = max(0, self.notoriety[p] - 1)
@@ -307,7 +309,7 @@ class ResolutionMixin:
                 self.supply[coin] = 0
                 self.bag_mask |= COIN_BIT[coin]
                 self._emit(f"{coin}_added", coins=added, notoriety=self.peak)
-        returned = {h: sum(f[h] for f in self.front) for h in HAZARDS}
+        returned: dict[str, Any] = {h: sum(f[h] for f in self.front) for h in HAZARDS}
         for h in HAZARDS:
             self.bag[h] += returned[h]
         self.front = [{h: 0 for h in HAZARDS} for _ in range(self.players)]

@@ -19,12 +19,13 @@ from .base import clone_json
 from .rng import GameRandom
 from .sad_data import COIN_BIT, COIN_KINDS, HAZARDS, TOKEN_KINDS, WINDOWS
 from .sad_resolution import coin_key
+from .sad_state import SadState
 
 # The decisions whose askers are told apart by a private ability card (4.7).
 _WINDOW_OF_DECISION = {"D1": "planning", "D4": "pre_loot", "D5": "judgement", "D6": "post_draw"}
 
 
-class ViewMixin:
+class ViewMixin(SadState):
     """view, full_view, components and resample_hidden of the game."""
 
     # ---------------------------------------------------------------- views

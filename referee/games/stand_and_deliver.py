@@ -27,7 +27,8 @@ Decisions (RULES.md 4.9), each with its JSON actions and default:
 
 The module holds setup, the stage machine and the decisions; step 6-8 helpers are
 in :mod:`.sad_resolution`, views and hidden information in :mod:`.sad_view`, the
-encounter step in :mod:`.sad_encounter` and the data and options in :mod:`.sad_data`.
+encounter step in :mod:`.sad_encounter`, the data and options in :mod:`.sad_data` and
+the declarations of the state they all share in :mod:`.sad_state`.
 """
 
 from __future__ import annotations
@@ -270,13 +271,14 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
 
     def _apply(self, actions: dict[int, Action]) -> None:
         pending, self.pending = self.pending, None
+        assert pending is not None  # apply() only calls this while a decision is pending
         getattr(self, "_do_" + pending["id"])(pending, actions)
         self._advance()
 
     def _use(self, seat: int, ability: str, **details: Any) -> None:
         """Play an ability card: public, then removed from the game [TEXT]."""
         self.hand[seat].remove(ability)
-        record = {"ability": ability, "round": self.round}
+        record: dict[str, Any] = {"ability": ability, "round": self.round}
         self.used[seat].append(record)
         self.removed.append({"seat": seat, **record})
         self._emit("ability_used", seat=seat, **record, **details)

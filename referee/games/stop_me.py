@@ -238,7 +238,7 @@ class StopMe(Game):
             self._crime(gangster.slot)  # A10: the replacement takes the vacated slot
 
     def _reveal(self, phase: str, gangster: _Gangster, outcome: str, by: int | None) -> None:
-        record = {
+        record: dict[str, Any] = {
             "phase": phase,
             "gangster": gangster.value,
             "slot": gangster.slot,
@@ -315,7 +315,7 @@ class StopMe(Game):
     def view(self, seat: int) -> dict[str, Any]:
         """The observation of RULES.md 2.6: public table and history, own hand and own cards."""
         self.check_seat(seat)
-        over = self._result is not None
+        result = self._result
         view: dict[str, Any] = {
             "game": self.id,
             "seat": seat,
@@ -328,8 +328,8 @@ class StopMe(Game):
             # Finished rounds never change again: shared, not copied (views are read-only).
             "history": list(self.history),
         }
-        if over:
-            view["result"] = self._result.to_json()  # token values are revealed at the end
+        if result is not None:
+            view["result"] = result.to_json()  # token values are revealed at the end
             return view
         # Key by key, not update({...}): one dict less for every view at every step.
         view["table"] = [
