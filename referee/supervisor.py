@@ -131,6 +131,7 @@ class Supervisor(ABC):
         self.flood_reported = False
         self.hinted = False
         self.proc: subprocess.Popen[bytes] | None = None
+        self.stderr_sink: _StderrSink | None = None
 
     # ------------------------------------------------------------ to referee
     def report(self, *message: object) -> None:
@@ -175,7 +176,8 @@ class Supervisor(ABC):
                 pass  # it died already; bot_exited() reports it
             if not stdio:
                 self.proc.stdin.close()
-        _StderrSink(err_r, spec.stderr_path, spec.stderr_cap).start()
+        self.stderr_sink = _StderrSink(err_r, spec.stderr_path, spec.stderr_cap)
+        self.stderr_sink.start()
         if stdio:
             assert self.proc.stdin and self.proc.stdout
             os.set_blocking(self.proc.stdin.fileno(), False)
@@ -184,6 +186,16 @@ class Supervisor(ABC):
     def kill_bot(self) -> None:
         if self.proc is not None:
             self.sandbox.kill(self.proc)
+
+    def drain_stderr(self, seconds: float) -> None:
+        """Wait, at most ``seconds``, for the bot's last stderr to reach its log.
+
+        The sink is a daemon thread: without this, the supervisor's exit would cut it
+        off, and a crashing bot's last words (its traceback) are the ones that matter.
+        With the bot's tree killed, its end of the pipe is closed and this is quick.
+        """
+        if self.stderr_sink is not None:
+            self.stderr_sink.join(seconds)
 
     # ------------------------------------------------------- bot's messages
     def on_bot_bytes(self, data: bytes) -> None:
@@ -596,3 +608,4 @@ def supervise(conn: Connection, spec: LaunchSpec, close: Sequence[Connection] = 
         supervisor.serve()
     finally:
         supervisor.kill_bot()
+        supervisor.drain_stderr(1.0)

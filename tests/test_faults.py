@@ -175,6 +175,29 @@ def test_stderr_is_capped_per_match(tmp_path: Path) -> None:
     assert b"more bytes of output dropped over the 65536-byte cap" in log
 
 
+def test_a_crashing_bots_last_words_reach_its_log(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The supervisor waits for its stderr sink before it exits, so the traceback of a
+    bot that dies is in the log even when the sink thread is slow to run."""
+    from referee import supervisor
+
+    run = supervisor._StderrSink.run
+
+    def slow_run(self: supervisor._StderrSink) -> None:
+        time.sleep(0.3)  # a thread the scheduler has not run yet when the bot dies
+        run(self)
+
+    # The supervisor is forked from this process, so it inherits the slow sink.
+    monkeypatch.setattr(supervisor._StderrSink, "run", slow_run)
+    bot = tmp_path / "dying.py"
+    bot.write_text("raise SystemExit('the last words of a dying bot')\n")
+    (record,) = play_match("stop-me", [str(bot), "builtin:random"], 1, seed=1, clocks=FAST,
+                           log_dir=tmp_path / "logs")
+    assert record.seats[0].status == "no_show"
+    (path,) = (tmp_path / "logs").glob("seat0-*.stderr.log")
+    assert "the last words of a dying bot" in path.read_text()
+
+
 def test_fault_notices_reach_the_bot_and_the_game_log_is_kept(tmp_path: Path) -> None:
     (record,) = play(tmp_path, "illegal")
     saved = (tmp_path / "logs" / "game-0000.json").read_text()
