@@ -130,6 +130,42 @@ def new_name() -> str:
     return f"arena-{uuid.uuid4().hex[:12]}"
 
 
+ORPHAN_AGE_S = 60.0
+"""An empty bot group at least this old is abandoned (see :func:`sweep_orphans`)."""
+
+
+@functools.cache
+def sweep_orphans() -> int:
+    """Remove the empty bot groups a killed referee left behind; returns how many.
+
+    A referee killed with SIGKILL, its supervisors with it, cannot remove its bots'
+    groups: their bots die (``--die-with-parent``) but the empty groups stay, one
+    pair per seat, for as long as the machine runs. A group in use is never empty
+    for long (its bot is moved in as soon as it is made, and the group goes when
+    the bot ends), so an empty one older than ``ORPHAN_AGE_S`` is abandoned, whoever
+    made it. Done once per process, before its first bot starts.
+    """
+    support = probe()
+    if support.version is None:
+        return 0
+    removed = 0
+    for controller in _limits(support.version, 0, 0):
+        parent = _own(controller)
+        if parent is None or not parent.is_dir():
+            continue
+        for folder in parent.glob("arena-*"):
+            try:
+                if time.time() - folder.stat().st_mtime < ORPHAN_AGE_S:
+                    continue
+                if (folder / "cgroup.procs").read_text().strip():
+                    continue  # a bot lives in it
+                folder.rmdir()  # fails, harmlessly, if a process entered meanwhile
+                removed += 1
+            except OSError:
+                continue
+    return removed
+
+
 def sweep(name: str) -> None:
     """Kill and remove the groups called ``name``, if any are left.
 

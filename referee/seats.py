@@ -62,6 +62,8 @@ class ProgramSeat:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
         self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")
+        if self.sandbox != "none":
+            cgroups.sweep_orphans()  # what a referee killed earlier left behind
         self.cgroup_name = cgroups.new_name()
         spec = LaunchSpec(
             seat=self.seat, command=self.program.command, cwd=str(self.program.cwd),
@@ -115,8 +117,8 @@ class ProgramSeat:
             self.process.join(1)  # type: ignore[union-attr]
             code = self.process.exitcode if self.process else None
             how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
-            return ("died", f"the seat's supervisor died ({how}): the bot sent more than "
-                            f"it may, or the supervisor failed")
+            return ("died", (f"the seat's supervisor died ({how}): the bot sent more than "
+                             f"it may, or the supervisor failed"))
 
     def stop(self, bye: Any | None = None) -> None:
         """Say goodbye (optional), end the bot's process tree and the supervisor."""

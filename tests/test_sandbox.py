@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,34 @@ def test_tree_limits_hold_a_process_and_kill_it_with_its_group() -> None:
         tree.kill()
     assert child.wait(5) == -9
     assert not any(f.exists() for f in folders)
+
+
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_groups_a_killed_referee_left_behind_are_swept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Empty bot groups past ORPHAN_AGE_S go; a group with a process in it stays, and so
+    does a young empty one (a bot is about to enter it)."""
+    import subprocess as sp
+
+    version = cgroups.probe().version or 1
+    orphan, busy, young = (cgroups.TreeLimits(version, 64 << 20, 8) for _ in range(3))
+    child = sp.Popen(["sleep", "60"])
+    try:
+        orphan.make()
+        busy.enter(child.pid)
+        # Not 0: a group of another referee on this machine, made a moment ago and
+        # about to take its bot, must not be swept by this test.
+        monkeypatch.setattr(cgroups, "ORPHAN_AGE_S", 1.0)
+        time.sleep(1.1)
+        assert cgroups.sweep_orphans.__wrapped__() >= 1
+        assert not any(f.exists() for f in orphan.folders)
+        assert all(f.is_dir() for f in busy.folders) and busy.members() == {child.pid}
+        monkeypatch.setattr(cgroups, "ORPHAN_AGE_S", 3600.0)
+        young.make()
+        cgroups.sweep_orphans.__wrapped__()
+        assert all(f.is_dir() for f in young.folders)
+    finally:
+        for tree in (busy, young):
+            tree.kill()
+        orphan.folders = [f for f in orphan.folders if f.exists()]
+        orphan.kill()
+    assert child.wait(5) == -9
