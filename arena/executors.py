@@ -104,7 +104,8 @@ class InlineExecutor(Executor):
                     on_logs(job, logs)
             except (KeyboardInterrupt, SystemExit):
                 raise
-            except Exception as err:  # a bot that cannot start, a build that fails
+            except Exception as err:  # noqa: BLE001 - any failure of a match is reported
+                # (a bot that cannot start, a build that fails, a bug): the others play on.
                 on_error(job, f"{type(err).__name__}: {err}")
 
 
@@ -133,7 +134,7 @@ def _worker(tasks: Any, results: Any) -> None:
             results.put(("logs", job.key, None, logs))
         except SystemExit:
             return
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 - the organiser must hear of any failure
             # Four fields, as every message: the organiser unpacks (kind, key, position, payload).
             results.put(("error", job.key, None, f"{type(err).__name__}: {err}"))
         results.put(("done", job.key, None, None))

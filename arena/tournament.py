@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +33,9 @@ log = logging.getLogger(__name__)
 class Settings:
     """How a tournament's matches are played; stored with it, reused on resume."""
 
-    clocks: Clocks = Clocks()
+    clocks: Clocks = field(default_factory=Clocks)
     sandbox: str = "auto"
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
 
     def to_json(self) -> dict[str, Any]:
         return {"clocks": asdict(self.clocks), "sandbox": self.sandbox,

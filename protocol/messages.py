@@ -14,7 +14,7 @@ integers (every action of every Arena game has that shape).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 import msgspec
 
@@ -30,8 +30,8 @@ Seq = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
 Int = Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
 """Integers a bot sends stay within what every JSON implementation holds exactly."""
 Str = Annotated[str, msgspec.Meta(max_length=256)]
-Scalar = Union[Str, Int]
-ActionValue = Union[Str, Int, Annotated[dict[Str, Scalar], msgspec.Meta(max_length=16)]]
+Scalar = Str | Int
+ActionValue = Str | Int | Annotated[dict[Str, Scalar], msgspec.Meta(max_length=16)]
 """An action: ``"GO"``, ``3`` or ``{"lay": "PICK7"}``; nothing deeper."""
 
 
@@ -55,7 +55,7 @@ class Action(_Message, tag="action", kw_only=True):
     action: ActionValue
 
 
-BotMessage = Union[Hello, Action]
+BotMessage = Hello | Action
 
 
 # ------------------------------------------------------------- referee to bot
@@ -136,7 +136,7 @@ class Error(_Envelope, tag="error", kw_only=True):
     """The ``seq`` of the act the fault is about, if any."""
 
 
-RefereeMessage = Union[Welcome, Start, Act, End, Bye, Error]
+RefereeMessage = Welcome | Start | Act | End | Bye | Error
 
 ERROR_CODES = (
     "bad_token", "unsupported_protocol", "malformed", "illegal", "timeout", "forfeit",

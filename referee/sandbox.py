@@ -131,7 +131,7 @@ def check_mode(mode: str) -> Support:
     return support
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _warn_once(text: str) -> None:
     log.info("warned: %s", text)
     print(f"arena: warning: {text}", file=sys.stderr)

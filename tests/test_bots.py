@@ -50,8 +50,8 @@ MARGIN_SEEDS = range(1000, 1030)
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+    return subprocess.run([sys.executable, "-m", "arena", *args], check=False,
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
 def assert_clean(records: list[GameRecord], seat: int = 0) -> None:
@@ -130,8 +130,8 @@ def test_run_outside_the_referee_says_how_to_start_a_bot(monkeypatch: pytest.Mon
 
 def test_a_bot_file_run_by_hand_exits_non_zero_with_that_message() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
-    done = subprocess.run([sys.executable, RANDOM_BOT], capture_output=True, text=True,
-                          env=env, timeout=60)
+    done = subprocess.run([sys.executable, RANDOM_BOT], check=False, capture_output=True,
+                          text=True, env=env, timeout=60)
     assert done.returncode != 0
     assert "BotError" in done.stderr and "ARENA_ENDPOINT and ARENA_TOKEN" in done.stderr
 
@@ -328,7 +328,7 @@ def test_a_message_over_one_mebibyte_is_refused() -> None:
 # ------------------------------------------------------- schemas and the spec
 def test_the_schema_files_are_up_to_date() -> None:
     done = subprocess.run([sys.executable, "-m", "protocol.gen_schema", "--check"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+                          check=False, capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
 
 
@@ -344,7 +344,7 @@ def _doc_messages() -> tuple[list[tuple[str, dict[str, Any]]], list[dict[str, An
     wire = [(m.group(1), json.loads(m.group(2)))
             for line in text.splitlines() if (m := WIRE_LINE.match(line))]
     blocks = []
-    for block in re.findall(r"^```json\n(.*?)^```", text, flags=re.S | re.M):
+    for block in re.findall(r"^```json\n(.*?)^```", text, flags=re.DOTALL | re.MULTILINE):
         try:
             value = json.loads(block)
         except json.JSONDecodeError:

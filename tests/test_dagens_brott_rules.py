@@ -249,7 +249,7 @@ def test_t0_round_ended_by_empty_crime_deck_with_cards_left():
 def test_t1_the_crime_is_turned_up_publicly():
     """T1: the leader turns up the top crime card; it is public, with its name."""
     g = make([["PICK1"], ["PICK2"], ["PICK3"]], "PICK12")
-    crime = [e for e in g.log if e.type == "crime"][0]
+    crime = next(e for e in g.log if e.type == "crime")
     assert crime.to is None
     assert crime.data == {"crime": {"id": "PICK12", "criminal": "PICK", "value": 12,
                                     "name": "Royal gala pickpocketing"},
@@ -310,7 +310,7 @@ def test_t2_c3_forced_pass_is_automatic_and_looks_ordinary():
     assert g.to_act() == (2,)  # seat 1 holds no PICK and no joker: skipped
     forced = [e for e in events if e.type == "pass"]
     assert [(e.to, dict(e.data)) for e in forced] == [(None, {"seat": 1})]
-    voluntary = [e for e in act(g, PASS) if e.type == "pass"][0]
+    voluntary = next(e for e in act(g, PASS) if e.type == "pass")
     assert (voluntary.to, set(voluntary.data)) == (forced[0].to, set(forced[0].data))
     assert g.decisions == decisions + 2  # the forced pass is no decision
 

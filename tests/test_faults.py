@@ -199,7 +199,7 @@ def test_a_crashing_bots_last_words_reach_its_log(tmp_path: Path,
 
 
 def test_fault_notices_reach_the_bot_and_the_game_log_is_kept(tmp_path: Path) -> None:
-    (record,) = play(tmp_path, "illegal")
+    (_record,) = play(tmp_path, "illegal")
     saved = (tmp_path / "logs" / "game-0000.json").read_text()
     assert '"type":"game_over"' in saved and '"fault_log"' in saved
 

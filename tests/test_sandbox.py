@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from referee import cgroups
 from referee.match import Clocks, Match, play_match
 from referee.records import GameRecord
-from referee import cgroups
 from referee.sandbox import Limits, SandboxError, Support, probe
 
 from .test_faults import FAST, GOOD_BOT, HOSTILE, NORMAL_END, processes_mentioning

@@ -914,7 +914,7 @@ def test_a15_discard_is_never_empty_when_the_pile_runs_dry():
         if not g.over:
             fv = g.full_view()
             assert len(fv["table"]) + len(fv["draw_order"]) + len(fv["discard"]) == 10
-            assert len(set(t["gangster"] for t in fv["table"]) | set(fv["draw_order"])
+            assert len({t["gangster"] for t in fv["table"]} | set(fv["draw_order"])
                        | set(fv["discard"])) == 10
 
     for opts in (None, {"max_failed_arrests_per_round": 40}):
@@ -1086,4 +1086,4 @@ def test_result_before_the_end_is_a_game_over_error():
     """E1-E3: there is no result before the end."""
     g = game(2)
     with pytest.raises(GameOverError):
-        g.result
+        _ = g.result

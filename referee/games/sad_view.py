@@ -210,7 +210,7 @@ class ViewMixin(SadState):
             slots += [(self.bag_mask, -1)] * self.bag[coin]
             pool += [coin] * self.bag[coin]
         pool = self.rng.shuffle("resample", pool)
-        slots.sort(key=lambda s: bin(s[0]).count("1"))
+        slots.sort(key=lambda s: s[0].bit_count())
         pouches: dict[int, list[tuple[str, int]]] = {p: [] for p in range(self.players)
                                                      if p != seat}
         bag = {coin: 0 for coin in COIN_KINDS}

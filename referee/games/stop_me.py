@@ -29,10 +29,35 @@ _GO_ONLY = [GO]
 _GO_STOP = [GO, STOP]
 
 
+OPTION_SPECS: dict[str, Option] = {
+    "colours": Option(
+        ["red", "blue", "green", "yellow", "purple", "orange"],
+        "colour of each seat, for display only [DATA, RULES.md 2.1]",
+    ),
+    "go_cards": Option(4, "GO cards in each hand; every agent also has one STOP [TEXT, S1]"),
+    "gangsters": Option(
+        list(range(1, 11)),
+        "distinct gangster values; the lowest beats the highest when another agent "
+        "captured the highest [TEXT, R6]",
+    ),
+    "reward_token_bag": Option(
+        [0, 0, 1, 1, 1, 2, 2, 2, 3, 3],
+        "values of the reward tokens; N+2 of them are drawn face down [DATA, A2]",
+    ),
+    "instant_win_tokens": Option(3, "tokens that win the game at once [TEXT, E1]"),
+    "max_failed_arrests_per_round": Option(
+        10, "failed arrests after which the round goes to END OF ROUND [HOUSE, A5]"
+    ),
+    "max_rounds": Option(
+        None, "round cap; null means 3*(N+2) [HOUSE, A6]", types=(int, type(None))
+    ),
+}
+
+
 class _Gangster:
     """A gangster card on the table, with the face-down card of each seat on it."""
 
-    __slots__ = ("value", "slot", "cards", "clock")
+    __slots__ = ("cards", "clock", "slot", "value")
 
     def __init__(self, value: int, slot: int, players: int) -> None:
         self.value = value
@@ -49,29 +74,7 @@ class StopMe(Game):
     min_players = 2
     max_players = 6
     action_help = 'an action is the string "GO" or "STOP"'
-    option_specs = {
-        "colours": Option(
-            ["red", "blue", "green", "yellow", "purple", "orange"],
-            "colour of each seat, for display only [DATA, RULES.md 2.1]",
-        ),
-        "go_cards": Option(4, "GO cards in each hand; every agent also has one STOP [TEXT, S1]"),
-        "gangsters": Option(
-            list(range(1, 11)),
-            "distinct gangster values; the lowest beats the highest when another agent "
-            "captured the highest [TEXT, R6]",
-        ),
-        "reward_token_bag": Option(
-            [0, 0, 1, 1, 1, 2, 2, 2, 3, 3],
-            "values of the reward tokens; N+2 of them are drawn face down [DATA, A2]",
-        ),
-        "instant_win_tokens": Option(3, "tokens that win the game at once [TEXT, E1]"),
-        "max_failed_arrests_per_round": Option(
-            10, "failed arrests after which the round goes to END OF ROUND [HOUSE, A5]"
-        ),
-        "max_rounds": Option(
-            None, "round cap; null means 3*(N+2) [HOUSE, A6]", types=(int, type(None))
-        ),
-    }
+    option_specs = OPTION_SPECS
 
     # ---------------------------------------------------------------- options
     @classmethod
