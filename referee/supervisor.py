@@ -567,6 +567,13 @@ class StdioSupervisor(Supervisor):
         while self.outbox.buffer and time.monotonic() < end:
             self.outbox.flush()
             time.sleep(0.005)
+        if self.proc is not None and self.proc.stdin is not None and not self.outbox.buffer:
+            # End of input after the last message: a bot that reads lines until EOF (the
+            # usual loop in most languages) then ends by itself instead of being killed.
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
         super().flush(max(0.0, end - time.monotonic()))
 
 

@@ -120,6 +120,34 @@ def test_the_javascript_stdio_bot_plays_a_clean_match() -> None:
     assert load_program(JS_BOT).protocol == "stdio"
 
 
+EOF_BOT = """\
+import json, sys
+print(json.dumps({"type": "hello", "protocol": 1, "token": __import__("os").environ["ARENA_TOKEN"],
+                  "name": "until-eof"}), flush=True)
+for line in sys.stdin:  # the usual loop: it ends at end of input
+    message = json.loads(line)
+    if message["type"] == "act":
+        print(json.dumps({"type": "action", "seq": message["seq"], "action": message["legal"][0]}),
+              flush=True)
+print("stdin closed after", message["type"], file=sys.stderr, flush=True)
+"""
+
+
+def test_a_stdio_bot_reading_until_end_of_input_ends_by_itself(tmp_path: Path) -> None:
+    """After ``bye`` the referee closes the bot's stdin, so a read-until-EOF loop ends."""
+    folder = tmp_path / "eof_bot"
+    folder.mkdir()
+    (folder / "bot.py").write_text(EOF_BOT)
+    (folder / "bot.toml").write_text(
+        f'run = [{json.dumps(sys.executable)}, "bot.py"]\nprotocol = "stdio"\n')
+    logs = tmp_path / "logs"
+    records = play_match("stop-me", [str(folder), "builtin:random"], 1, 3, clocks=CLOCKS,
+                         log_dir=logs)
+    assert_clean(records)
+    (log,) = logs.glob("seat0-*.stderr.log")
+    assert "stdin closed after bye" in log.read_text()
+
+
 # ------------------------------------------------------------------- the SDK
 def test_run_outside_the_referee_says_how_to_start_a_bot(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ARENA_ENDPOINT", raising=False)
