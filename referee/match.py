@@ -345,8 +345,9 @@ class Match:
             if action in legal and game.is_well_formed(action):
                 actions[s] = action
             else:
-                self._fault(st, "illegal", f"{action!r} is not one of the legal actions "
-                            f"{canonical_json(legal)}", seat=seat, ref_seq=seq)
+                # Both as JSON: the bot that reads this may be written in any language.
+                self._fault(st, "illegal", f"{canonical_json(action)} is not one of the legal "
+                            f"actions {canonical_json(legal)}", seat=seat, ref_seq=seq)
                 actions[s] = self._default(game, s)
         elif kind == "fault":
             # The referee plays the default action in the bot's place at once; a valid

@@ -87,7 +87,7 @@ def play(tmp_path: Path, mode: str, games: int = 1, clocks: Clocks = FAST) -> li
     ("wrong_shape", "malformed", "wrong shape"),
     ("deep", "malformed", "wrong shape"),
     ("multipart", "malformed", "several frames"),
-    ("illegal", "illegal", "'FOLD' is not one of the legal actions"),
+    ("illegal", "illegal", '"FOLD" is not one of the legal actions ["GO","STOP"]'),
     ("oversize", "malformed", "over the limit of 1048576 bytes"),
     ("flood", "malformed", "flooding"),
     # One endless message of tiny frames: refused at its first frame header, before
