@@ -8,6 +8,7 @@ The browser tests are skipped only where chromium is missing and CI is unset.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -15,6 +16,7 @@ import math
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -25,7 +27,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import pytest
 
@@ -100,6 +102,53 @@ def start(db_path: Path, busy_timeout_s: float = 2.0) -> tuple[Any, str]:
 def base(db: Path) -> Iterator[str]:
     """The server on 127.0.0.1, any free port, over the module's database."""
     server, url = start(db)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+# Text that anyone may put on a page: a bot's illegal actions and stderr, a tournament's
+# name, game option values, and a bot name as long as the bot store allows (255 bytes).
+EVIL = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "a\u2028b<!--"]
+HOSTILE_BOT = f"""\
+import sys
+from protocol.client import run
+EVIL = {EVIL!r}
+calls = [0]
+def act(observation, legal):
+    calls[0] += 1
+    print(EVIL[calls[0] % 3], file=sys.stderr, flush=True)
+    return EVIL[calls[0] % 3] if calls[0] % 4 == 0 else legal[0]
+run(act, name=EVIL[1])
+"""
+LONG = "L" * 251  # its page "LLL...L.html" is 256 bytes, too long for a file name
+EVIL_TOURNAMENT = '</script><script>alert(3)</script> & "q"'
+
+
+@pytest.fixture(scope="module")
+def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One stop-me tournament of a bot that sends markup as actions and on stderr, a bot
+    with the longest name there can be, and markup in the tournament's name and options."""
+    tmp = tmp_path_factory.mktemp("hostile")
+    (tmp / "first.py").write_text(FIRST_BOT)
+    (tmp / "hostile.py").write_text(HOSTILE_BOT)
+    store = Store(tmp / "arena.db")
+    botstore.add_bot(store, "first", str(tmp / "first.py"))
+    botstore.add_bot(store, EVIL[0], str(tmp / "hostile.py"))
+    botstore.add_bot(store, LONG, str(tmp / "first.py"))
+    tournament.create(store, name=EVIL_TOURNAMENT, game="stop-me", bots=["first", EVIL[0], LONG],
+                      seats=3, games_per_seating=1, duplicate=False, fmt="round-robin", seed=5,
+                      options={"colours": EVIL, "max_rounds": 2},
+                      settings=tournament.Settings())
+    tournament.run(store, EVIL_TOURNAMENT, workers=3)
+    store.close()
+    return tmp / "arena.db"
+
+
+@pytest.fixture(scope="module")
+def hostile_base(hostile_db: Path) -> Iterator[str]:
+    """The server over the hostile database."""
+    server, url = start(hostile_db)
     yield url
     server.shutdown()
     server.server_close()
@@ -366,6 +415,70 @@ def test_export_to_a_folder_that_cannot_be_made_is_a_clear_error(db: Path,
         in out.stderr
 
 
+def test_a_bot_name_too_long_for_a_file_name_is_exported_and_served(
+        hostile_db: Path, hostile_base: str, tmp_path: Path) -> None:
+    """Its page was bot/LLL...L.html (256 bytes): the export stopped with "File name too long"."""
+    out = cli("export-html", str(tmp_path / "site"), "--db", str(hostile_db))
+    assert out.returncode == 0, out.stderr
+    site = tmp_path / "site"
+    index = (site / "index.html").read_text()
+    (long_link,) = set(re.findall(r'href="(bot/L[^"]*)"', index))
+    page = site / unquote(long_link)
+    assert page.is_file() and len(page.name.encode()) <= 255 and "@" in page.name
+    assert f"<h1>Bot {LONG}</h1>" in page.read_text()
+    for html_file in site.rglob("*.html"):  # every link, from every page, to a written file
+        for link in re.findall(r'href="([^"#]+)"', html_file.read_text()):
+            assert link == "data:," or (html_file.parent / unquote(link)).resolve().is_file()
+    code, body, _ = get(hostile_base + long_link)  # the same address on the server
+    assert code == 200 and f"<h1>Bot {LONG}</h1>" in body
+
+
+def raw_request(base: str, data: bytes) -> tuple[int, dict[str, str], str]:
+    """Send bytes as they are (no client tidies them up); (status, headers, body)."""
+    split = urlsplit(base)
+    with socket.create_connection((split.hostname, split.port), timeout=10) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith("HTTP/"), answer[:200]  # an answer, not a dropped connection
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body.decode()
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "sentence"), [
+    (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 405,
+     "POST is not allowed"),  # was a ValueError in the log and no answer at all
+    (b"PROPFIND / HTTP/1.1\r\nHost: x\r\n\r\n", 405, "PROPFIND is not allowed"),  # was 501
+    (b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414, "Request-URI Too Long"),
+    (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 200 + b"\r\n", 431, "Too many headers"),
+], ids=["bad-content-length", "unknown-method", "long-uri", "many-headers"])
+def test_malformed_requests_get_the_sites_pages_and_headers(
+        base: str, request_bytes: bytes, status: int, sentence: str) -> None:
+    """http.server's own error pages had none of the site's headers (CSP, nosniff)."""
+    code, headers, body = raw_request(base, request_bytes)
+    assert code == status and sentence in body and 'id="error"' in body
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'")
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    if status == 405:
+        assert headers["Allow"] == "GET, HEAD"
+
+
+def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
+    """script-src names the viewer's hash, not 'unsafe-inline': markup that slipped past the
+    escaping (an <img onerror>, a <script>) could run nothing."""
+    from arena.web.replay_js import SCRIPT
+
+    _, body, headers = get(base + "replay/1.html")
+    policy = dict(part.strip().split(" ", 1) for part in
+                  headers["Content-Security-Policy"].split(";"))
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    assert policy["script-src"] == f"'sha256-{digest}'"
+    assert f"<script>{SCRIPT}</script>" in body  # the hash is of exactly this text
+
+
 # ----------------------------------------------------------------- in a browser
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
@@ -598,6 +711,38 @@ def test_exported_pages_open_from_disk(browser: Any, db: Path, tmp_path: Path) -
     browser.find_element("partial link text", "seat 1").click()
     assert browser.title.endswith("seat 1 · Arena") and browser.current_url.startswith("file:")
     shot(browser, "export-replay-seat")
+
+
+@browser_test
+def test_hostile_text_runs_nothing_and_fits_a_phone(browser: Any, hostile_base: str,
+                                                    hostile_db: Path) -> None:
+    """Markup from bots, tournament names and options is shown as text on every page,
+    no script runs, and no long name makes a page wider than a phone (was 1,400 px wider)."""
+    from selenium.common.exceptions import NoAlertPresentException
+
+    gid = sql(hostile_db, "SELECT MIN(id) FROM games")[0][0]
+    viewport(browser, 375, 800)
+    try:
+        for path in ("", "tournaments.html", "tournament/1.html", f"bot/{quote(EVIL[0])}.html",
+                     f"bot/{LONG}.html", "leaderboard/stop-me.html", "head-to-head/stop-me.html",
+                     f"replay/{gid}.html#step=99999", f"replay/{gid}-seat1.html#step=99999"):
+            visit(browser, hostile_base + path)
+            with pytest.raises(NoAlertPresentException):
+                browser.switch_to.alert  # noqa: B018 - no alert() ran
+            scripts = 2 if path.startswith("replay/") else 0  # the data and the viewer
+            assert browser.execute_script(
+                "return [document.images.length, document.scripts.length]") == [0, scripts]
+            wide = browser.execute_script(
+                "return document.documentElement.scrollWidth - window.innerWidth")
+            assert wide <= 1, (path, wide)
+        text = browser.find_element("tag name", "main").text  # the seat's replay, at the end
+        assert EVIL[0] in text and EVIL_TOURNAMENT in text
+        shot(browser, "phone-hostile-replay")
+        visit(browser, hostile_base + f"bot/{quote(EVIL[0])}.html")
+        logs = browser.find_element("tag name", "main").get_attribute("textContent")
+        assert EVIL[1] in logs and "is not one of the legal actions" in logs  # faults, stderr
+    finally:
+        viewport(browser, 1000, 700)
 
 
 def test_serving_never_changed_the_database(base: str, db: Path) -> None:

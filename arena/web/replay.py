@@ -206,6 +206,7 @@ Showing {esc(who)}.</p>{void}{notes}
 <code>arena replay {gid}</code> narrates the game in a terminal.</p></noscript>
 <script type="application/json" id="replay-data">{_json_for_script(data)}</script>
 <script>{SCRIPT}</script>"""
+    # A card scrolls sideways rather than the page, when a view holds long names or values.
     style = """<style>
 .controls{position:sticky;top:0;z-index:2;background:var(--bg);padding:.5rem 0;display:flex;
 flex-wrap:wrap;gap:.4rem;align-items:center}
@@ -217,6 +218,7 @@ background:var(--card);color:var(--fg);cursor:pointer;min-height:2.2rem}
 .replay{display:grid;grid-template-columns:minmax(0,1.4fr) minmax(0,1fr);gap:1rem}
 @media (max-width:800px){.replay{grid-template-columns:1fr}}
 .side{display:flex;flex-direction:column;gap:1rem;min-width:0}
+.replay .card{overflow-x:auto}
 #events{padding-left:2.6rem;margin:0}#events li{margin:.2rem 0}
 #events li.private{background:var(--hl)}
 .kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem .8rem;margin:0}

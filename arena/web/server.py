@@ -8,8 +8,11 @@ the busy timeout gets a 503 page with a sentence, never a traceback.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import socket
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -17,9 +20,14 @@ from urllib.parse import unquote, urlsplit
 from leaderboard.store import StoreError
 from leaderboard.web import ReadOnlyStore, error_page, is_busy
 
+from .replay_js import SCRIPT
 from .site import render, root_of
 
 log = logging.getLogger(__name__)
+
+# The only script a page may run is the replay viewer's: allowed by its hash, not with
+# 'unsafe-inline', so markup that ever slipped past the escaping could run nothing.
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
 
 HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
@@ -28,7 +36,7 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     # Everything is inline and nothing is fetched: say so, so a page can load nothing else.
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                               "script-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+                               f"script-src '{SCRIPT_HASH}'; img-src data:; base-uri 'none'; "
                                "form-action 'none'",
 }
 
@@ -104,7 +112,10 @@ class Handler(BaseHTTPRequestHandler):
         self._send(status, body, head=True)
 
     def _refuse(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:  # "Content-Length: abc" was a ValueError and no answer at all
+            length = 0
         if 0 < length <= 1 << 20:
             self.rfile.read(length)  # read what was sent, so the client sees the answer
         self.close_connection = True
@@ -113,6 +124,18 @@ class Handler(BaseHTTPRequestHandler):
                    extra={"Allow": "GET, HEAD"})
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """http.server's own errors (a malformed request, a line or headers too long, a
+        method it does not know) as this site's pages, with its headers: its stock page
+        had neither, and any unknown method (PROPFIND...) gets the 405 every other does."""
+        if code == HTTPStatus.NOT_IMPLEMENTED and self.command:
+            self._refuse()
+            return
+        self.close_connection = True
+        sentence = message or HTTPStatus(code).phrase
+        self._send(code, error_page(code, f"{sentence}.", "/"), head=self.command == "HEAD")
 
     def log_message(self, format: str, *args: object) -> None:
         log.info("%s %s", self.address_string(), format % args)

@@ -35,6 +35,7 @@ from leaderboard.web import (
     tournaments_page,
 )
 from leaderboard.web.data import boards
+from leaderboard.web.layout import page_key_matches, page_path
 
 from .replay import load, rebuild, replay_file, replay_page
 
@@ -69,10 +70,19 @@ def _tournament(store: Store, key: str) -> str:
     return tournament_page(store, int(key))
 
 
+def _bot(store: Store, key: str) -> str:
+    """A bot's page by its file name: the bot's name, or page_path's shortening of a long one."""
+    if "@" in key:  # bot names hold no "@": the shortened file name of a long name (page_path)
+        for row in store.rows("SELECT DISTINCT name FROM bots"):
+            if page_key_matches("bot", row["name"], key):
+                return bot_page(store, row["name"])
+    return bot_page(store, key)
+
+
 _PAGES: dict[str, Callable[[Store, str], str]] = {
     "leaderboard": leaderboard_page,
     "head-to-head": head_to_head_page,
-    "bot": bot_page,
+    "bot": _bot,
     "tournament": _tournament,
     "replay": _replay,
 }
@@ -139,7 +149,7 @@ def export_html(store: Store, directory: str | Path,
         write(f"leaderboard/{game}.html", leaderboard_page(store, game))
         write(f"head-to-head/{game}.html", head_to_head_page(store, game))
     for row in store.rows("SELECT DISTINCT name FROM bots ORDER BY name"):
-        write(f"bot/{row['name']}.html", bot_page(store, row["name"]))
+        write("/".join(page_path("bot", row["name"])), bot_page(store, row["name"]))
     for row in store.rows("SELECT id FROM tournaments ORDER BY id"):
         write(f"tournament/{row['id']}.html", tournament_page(store, row["id"]))
     for row in store.rows("SELECT id FROM games ORDER BY id"):

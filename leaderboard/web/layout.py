@@ -10,11 +10,14 @@ Every value from the database goes through :func:`esc`.
 
 from __future__ import annotations
 
+import hashlib
 import html
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+# Bot names, tournament names and game option values are anyone's text, any length: long
+# words break (main) and chips end in an ellipsis, so no text makes a page wider than a phone.
 CSS = """
 :root{--bg:#f7f7f5;--fg:#1d1d1f;--muted:#66666e;--card:#fff;--line:#dcdce0;--accent:#2458b3;
 --good:#1f8a4c;--bad:#b3261e;--chip:#eef1f7;--hl:#fff6d6}
@@ -28,7 +31,7 @@ header.top{background:var(--card);border-bottom:1px solid var(--line)}
 header.top nav{max-width:1100px;margin:0 auto;padding:.5rem 1rem;display:flex;flex-wrap:wrap;
 gap:.25rem 1rem;align-items:baseline}
 header.top nav .brand{font-weight:700;margin-right:.5rem}
-main{max-width:1100px;margin:0 auto;padding:1rem}
+main{max-width:1100px;margin:0 auto;padding:1rem;overflow-wrap:break-word}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 h1{font-size:1.5rem;margin:.3rem 0 .8rem}h2{font-size:1.15rem;margin:1.6rem 0 .5rem}
 h3{font-size:1rem;margin:1rem 0 .4rem}
@@ -47,7 +50,8 @@ min-width:0}
 overflow:hidden;vertical-align:middle;margin-right:.4rem}
 .bar span{display:block;height:100%;background:var(--good)}
 .chip{display:inline-block;padding:0 .4rem;margin:.1rem .15rem .1rem 0;border-radius:4px;
-background:var(--chip);border:1px solid var(--line);font-size:.9em;white-space:nowrap}
+background:var(--chip);border:1px solid var(--line);font-size:.9em;white-space:nowrap;
+max-width:100%;overflow:hidden;text-overflow:ellipsis;vertical-align:bottom}
 .badge{display:inline-block;padding:0 .35rem;border-radius:4px;font-size:.8em;
 border:1px solid var(--line);color:var(--muted)}
 .status-ok{color:var(--good)}.status-bad{color:var(--bad)}
@@ -75,10 +79,29 @@ def href(root: str, *parts: str) -> str:
     return esc(root + "/".join(quote(p, safe="") for p in parts))
 
 
+FILE_NAME_BYTES = 255
+"""The longest file name most file systems take (ext4, APFS, NTFS), in bytes."""
+
+
 def page_path(kind: str, key: str | int) -> tuple[str, str]:
     """The (folder, file) of a page, e.g. ``("bot", "alpha.html")``: one scheme for the server
-    and the exported files."""
-    return kind, f"{key}.html"
+    and the exported files.
+
+    A bot name may be as long as a file name (the bot store keeps it as a folder), so
+    ``NAME.html`` can be too long to write; such a page is ``PREFIX@DIGEST.html`` instead
+    (see :func:`page_key_matches`). Bot names cannot hold "@", so it is no other bot's page.
+    """
+    name = f"{key}.html"
+    if len(name.encode()) <= FILE_NAME_BYTES:
+        return kind, name
+    text = str(key)
+    prefix = text.encode()[:200].decode(errors="ignore")
+    return kind, f"{prefix}@{hashlib.sha256(text.encode()).hexdigest()[:16]}.html"
+
+
+def page_key_matches(kind: str, key: str | int, file_key: str) -> bool:
+    """Whether ``file_key`` (a page's file name without ``.html``) is the page of ``key``."""
+    return page_path(kind, key)[1] == f"{file_key}.html"
 
 
 def link(root: str, kind: str, key: str | int, text: Any) -> str:
