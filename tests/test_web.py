@@ -316,6 +316,9 @@ def test_tournaments_show_progress(base: str) -> None:
     assert rows == {"sm-1": (6, 6), "sm-2": (3, 3), "db-1": (3, 3), "sad-1": (3, 3),
                     "sm-later": (0, 3)}
     assert "0/3" in body and "6/6" in body and "running or stopped" in body
+    # Times are stored in UTC and say so: a reader's own clock may be hours away.
+    assert re.search(r'<time datetime="[^"]+Z?"[^>]*>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>',
+                     body), body
 
 
 @pytest.mark.parametrize(("path", "status", "sentence"), [

@@ -182,11 +182,12 @@ def progress(done: int, total: int) -> str:
 
 
 def when(value: str | None) -> str:
-    """An ISO 8601 UTC time shortened to "2026-01-31 12:34:56", the full value as a tooltip."""
+    """An ISO 8601 UTC time shortened to "2026-01-31 12:34:56 UTC", the full value as a
+    tooltip (the zone is shown: a reader's own clock may be hours away)."""
     if not value:
         return ""
     return (f'<time datetime="{esc(value)}" title="{esc(value)}" style="white-space:nowrap">'
-            f"{esc(value[:10])} {esc(value[11:19])}</time>")
+            f"{esc(value[:10])} {esc(value[11:19])} UTC</time>")
 
 
 def status(value: str) -> str:
