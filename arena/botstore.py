@@ -79,6 +79,13 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             or name != name.strip()):
         raise BotSpecError(f"bot name {name!r} must be a plain name (no '/', ',' or '@', "
                            f"no leading dot)")
+    # The store keeps a bot's files in a folder of its name, and the web export a page of
+    # it: on a case-insensitive file system (macOS, Windows) 'Foo' and 'foo' would be one.
+    for row in store.rows("SELECT DISTINCT name FROM bots"):
+        if row["name"] != name and row["name"].casefold() == name.casefold():
+            raise BotSpecError(f"bot name {name!r} differs only in case from {row['name']!r}; "
+                               f"their files and pages would be one on a case-insensitive "
+                               f"file system: choose another name")
     source = Path(path).expanduser()
     load_program(str(source))  # a clear error for a missing or unrunnable bot, first
     handshake(str(source), sandbox, limits)

@@ -273,6 +273,7 @@ def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) ->
     (("results", "go-fish"), "unknown game 'go-fish'"),  # was an empty list
     (("bot", "add", "a,b", str(RANDOM_BOT)), "bot name 'a,b' must be a plain name"),
     (("bot", "add", "a@2", str(RANDOM_BOT)), "bot name 'a@2' must be a plain name"),
+    (("bot", "add", "Alpha", str(RANDOM_BOT)), "differs only in case from 'alpha'"),
 ])
 def test_bad_input_is_a_clear_error(registered: Path, args: tuple[str, ...],
                                     message: str) -> None:
