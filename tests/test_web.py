@@ -98,13 +98,18 @@ def start(db_path: Path, busy_timeout_s: float = 2.0) -> tuple[Any, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-@pytest.fixture(scope="module")
-def base(db: Path) -> Iterator[str]:
-    """The server on 127.0.0.1, any free port, over the module's database."""
-    server, url = start(db)
+def serving(db_path: Path) -> Iterator[str]:
+    """A fixture's server over ``db_path``: its URL, then its shutdown."""
+    server, url = start(db_path)
     yield url
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base(db: Path) -> Iterator[str]:
+    """The server on 127.0.0.1, any free port, over the module's database."""
+    yield from serving(db)
 
 
 # Text that anyone may put on a page: a bot's illegal actions and stderr, a tournament's
@@ -148,10 +153,7 @@ def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def hostile_base(hostile_db: Path) -> Iterator[str]:
     """The server over the hostile database."""
-    server, url = start(hostile_db)
-    yield url
-    server.shutdown()
-    server.server_close()
+    yield from serving(hostile_db)
 
 
 def get(url: str, method: str = "GET", data: bytes | None = None
