@@ -144,7 +144,12 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
         executor.run(match_jobs, on_game, on_error, on_logs)
     finally:
         board.update(store, t["game"])  # everything stored, in canonical order
-    if not store.missing_games(t["id"]):
+    # Counted from the store, not from this process's own writes: another organiser
+    # resuming the same tournament at once stores some of the games (each once), and
+    # "2 of 24 games played" would then hide that all 24 are.
+    missing = store.missing_games(t["id"])
+    progress.done = t["scheduled"] - len(missing)
+    if not missing:
         store.finish_tournament(t["id"])
     return progress
 

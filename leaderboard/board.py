@@ -114,24 +114,30 @@ def update(store: Store, game: str, through: tuple[int, int] | None = None) -> i
     Returns how many games were rated. If an unrated game sorts before one already
     rated, the whole leaderboard is rebuilt instead, so the order stays canonical.
     """
-    env = environment(store, game)
-    state = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
-    assert state is not None
-    last = (state["rated_tournament"], state["rated_idx"])
-    behind = store.one("SELECT 1 AS x FROM games WHERE game = ? AND rated = 0 AND "
-                       "(tournament_id, idx) < (?, ?) LIMIT 1", (game, *last))
-    if behind:
-        return rebuild(store, game, through)
-    return _rate(store, game, env, _load(store, game, env), state["rated_games"], last,
-                 through, reset=False)
+    # One write transaction from the first read to the save: two organisers (two
+    # tournaments of one game, or two resumes) updating at once would otherwise both
+    # read the same rated state, and one would apply games on top of ratings that the
+    # other had already saved with them, counting them twice.
+    with store.transaction():
+        env = environment(store, game)
+        state = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
+        assert state is not None
+        last = (state["rated_tournament"], state["rated_idx"])
+        behind = store.one("SELECT 1 AS x FROM games WHERE game = ? AND rated = 0 AND "
+                           "(tournament_id, idx) < (?, ?) LIMIT 1", (game, *last))
+        if behind:
+            return rebuild(store, game, through)
+        return _rate(store, game, env, _load(store, game, env), state["rated_games"], last,
+                     through, reset=False)
 
 
 def rebuild(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
     """Recompute ``game``'s ratings from every stored result, in canonical order."""
-    env = environment(store, game)
-    _rate(store, game, env, {}, 0, None, through, reset=True)
-    state = store.one("SELECT rated_games FROM leaderboards WHERE game = ?", (game,))
-    return state["rated_games"] if state else 0
+    with store.transaction():  # one snapshot of the results, no writer in between
+        env = environment(store, game)
+        _rate(store, game, env, {}, 0, None, through, reset=True)
+        state = store.one("SELECT rated_games FROM leaderboards WHERE game = ?", (game,))
+        return state["rated_games"] if state else 0
 
 
 def _rate(store: Store, game: str, env: Environment, table: dict[int, _Standing], count: int,

@@ -110,6 +110,7 @@ class Store:
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self._depth = 0  # how many transaction() blocks are open (nested ones join the outer)
         if not self.path.exists() and not create:
             raise StoreError(f"no database at {str(self.path)!r}; run a command that "
                              f"creates it (arena bot add, arena tournament run) or pass --db")
@@ -177,17 +178,32 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken at once (BEGIN IMMEDIATE), so writers never deadlock."""
+        """One write transaction, taken at once (BEGIN IMMEDIATE), so writers never deadlock.
+
+        Nested, it joins the outer one, which commits or rolls back the whole: a
+        read-compute-write (a leaderboard update) holds the write lock throughout, so
+        that no other process writes between what it read and what it writes.
+        """
         conn = self.db.conn
+        if self._depth:
+            self._depth += 1
+            try:
+                yield conn
+            finally:
+                self._depth -= 1
+            return
         try:
             conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for other writers
         except sqlite3.OperationalError as err:
             raise StoreError(self._explain(err)) from None
+        self._depth = 1
         try:
             yield conn
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            self._depth = 0
         conn.execute("COMMIT")
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -20,6 +21,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trueskill
@@ -512,3 +514,93 @@ def test_strikes_and_startup_time_are_tournament_options_too(db: Path, tmp_path:
         rows = conn.execute("SELECT s.faults, s.asked FROM seats s JOIN bots b "
                             "ON b.id = s.bot_id WHERE b.name = 'bad'").fetchall()
     assert rows and all(json.loads(f) == {"illegal": 1} and asked == 1 for f, asked in rows)
+
+
+def _rate_when_told(db: Path, barrier: Any, stop: Any) -> None:
+    """An organiser's rating step, in its own process: update the leaderboard on cue."""
+    store = Store(db)
+    while True:
+        barrier.wait()
+        if stop.is_set():
+            return
+        board.update(store, "stop-me")
+        barrier.wait()
+
+
+def test_organisers_rating_at_the_same_moment_count_every_game_once(db: Path) -> None:
+    """Two tournaments of one game (or two resumes of one) finish games at the same
+    moment and both update the leaderboard: neither may rate a game the other has just
+    rated (it read the rated state before the other's save, then loaded the ratings
+    after it: every game between was counted twice, for good)."""
+    store = Store(db)
+    bots = [store.add_bot(name, name, str(RANDOM_BOT), "file")[0]["id"] for name in "abc"]
+    board.environment(store, "stop-me")
+    rounds, per_round = 1000, 2
+    scheduled = [{"idx": i, "match": i, "deal_group": i, "seed": i, "seating": bots}
+                 for i in range(rounds * per_round)]
+    tid = store.create_tournament(
+        {"name": "busy", "game": "stop-me", "format": "round-robin", "seats": 3,
+         "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
+         "settings": {}}, bots, scheduled)
+    fork = multiprocessing.get_context("fork")
+    barrier, stop = fork.Barrier(5), fork.Event()
+    organisers = [fork.Process(target=_rate_when_told, args=(db, barrier, stop))
+                  for _ in range(4)]
+    for proc in organisers:
+        proc.start()
+    rng = random.Random(7)
+    try:
+        for r in range(rounds):
+            for row in scheduled[r * per_round:(r + 1) * per_round]:
+                ranks = rng.sample([1, 2, 3], 3)
+                store.record_game(tid, row, "stop-me", {
+                    "reason": "synthetic", "decisions": 1, "steps": 1, "seats": [
+                        {"rank": rank, "score": 0.0, "status": "ok", "forfeited": False,
+                         "faults": {}, "fault_log": [], "time_ms": 1, "asked": 1,
+                         "details": {}} for rank in ranks]})
+            barrier.wait(timeout=30)  # go: all four update at once
+            barrier.wait(timeout=30)  # all done
+            played = (r + 1) * per_round
+            seats = store.one("SELECT SUM(games) AS n FROM ratings")["n"]
+            assert (seats, store.one("SELECT rated_games AS n FROM leaderboards")["n"]) == (
+                3 * played, played), f"round {r}"
+    finally:
+        stop.set()
+        barrier.wait(timeout=30)
+        for proc in organisers:
+            proc.join(30)
+    ratings = stored_ratings(store, "stop-me")
+    board.rebuild(store, "stop-me")
+    assert stored_ratings(store, "stop-me") == ratings  # bit for bit
+    store.close()
+
+
+def test_two_organisers_resuming_at_once_store_each_game_once(registered: Path) -> None:
+    """Two `arena tournament resume T` at the same moment both play the missing games:
+    each game is stored once (the second result is dropped), the ratings equal a
+    rebuild, and both say how many games the tournament now has, not how many they
+    happened to store first."""
+    store = Store(registered)
+    tournament.create(store, name="both", game="stop-me", bots=["alpha", "beta", "gamma"],
+                      seats=3, games_per_seating=3, duplicate=False, fmt="round-robin",
+                      seed=3, options={}, settings=tournament.Settings())
+    store.close()
+    cmd = [sys.executable, "-m", "arena", "tournament", "resume", "both", "--workers", "1",
+           "--db", str(registered)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+        assert "both: 9 of 9 games played" in out
+    store = Store(registered, create=False)
+    idx = [r["idx"] for r in store.rows("SELECT idx FROM games")]
+    assert sorted(idx) == list(range(9))
+    assert store.one("SELECT COUNT(*) AS n FROM seats")["n"] == 27
+    assert store.tournament("both")["finished_at"]
+    ratings = stored_ratings(store, "stop-me")
+    assert sum(r["games"] for r in board.standings(store, "stop-me")) == 27
+    board.rebuild(store, "stop-me")
+    assert stored_ratings(store, "stop-me") == ratings  # bit for bit
+    store.close()
