@@ -9,7 +9,7 @@ through libzmq, for two measured reasons:
   supervisor built on it adds two thread hand-offs per round trip: with that, a
   bare relay cost 1.7-1.9x a raw DEALER/DEALER round trip here, and a bare relay
   speaking ZMTP on the socket directly 1.06x. The whole seat (pipe, supervisor,
-  checks) now costs 1.2-1.3x (``bench/protocol_overhead.py``).
+  checks) now costs 1.2-1.5x (``bench/protocol_overhead.py``).
 - **Memory.** libzmq assembles a multipart message before anyone can look at it,
   so a bot streaming one endless message grows its peer without bound
   (``../shared/notes/zeromq-sandbox-facts.md``). Here every frame header is
