@@ -132,8 +132,10 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     def bot_show(name: str, db_path: Path, as_json: bool) -> None:
         """Show a bot: its versions and its record in every game."""
         with opened(db_path) as store:
-            store.bot(name)
+            # Removed versions too: their results stay, and this is where one looks them up.
             versions = store.rows("SELECT * FROM bots WHERE name = ? ORDER BY version", (name,))
+            if not versions:
+                store.bot(name)  # the store's own error: no such bot, and which there are
             record = store.rows(
                 "SELECT g.game, b.version, COUNT(*) AS games, SUM(s.rank = 1) AS wins, "
                 "AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults FROM seats s "

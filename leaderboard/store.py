@@ -254,6 +254,10 @@ class Store:
 
     def remove_bot(self, name: str) -> int:
         """Retire every version of a bot; its results stay. Returns the versions retired."""
+        gone = self.one("SELECT MAX(removed_at) AS at FROM bots WHERE name = ? HAVING "
+                        "COUNT(*) > 0 AND COUNT(removed_at) = COUNT(*)", (name,))
+        if gone is not None:
+            raise StoreError(f"bot {name!r} was removed already, at {gone['at']}")
         self.bot(name)
         with self.transaction() as conn:
             return conn.execute("UPDATE bots SET removed_at = ? WHERE name = ? AND "

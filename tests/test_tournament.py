@@ -604,3 +604,14 @@ def test_two_organisers_resuming_at_once_store_each_game_once(registered: Path) 
     board.rebuild(store, "stop-me")
     assert stored_ratings(store, "stop-me") == ratings  # bit for bit
     store.close()
+
+
+def test_a_removed_bot_is_still_shown_and_not_removed_twice(registered: Path) -> None:
+    assert arena("bot", "remove", "beta", db=registered).returncode == 0
+    again = arena("bot", "remove", "beta", db=registered)
+    assert again.returncode == 1 and "bot 'beta' was removed already, at " in again.stderr
+    shown = arena("bot", "show", "beta", "--json", db=registered)
+    assert shown.returncode == 0, shown.stderr  # its results stay, and so does its page
+    assert json.loads(shown.stdout)["versions"][0]["removed_at"]
+    unknown = arena("bot", "show", "nobody", db=registered)
+    assert unknown.returncode == 1 and "no bot 'nobody'" in unknown.stderr
