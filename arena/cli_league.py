@@ -414,11 +414,14 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             bar.update(task, completed=(done or {}).get("n", 0))
             try:
                 result = tournament.run(store, name, workers, log_dir, on_progress=show)
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, SystemExit) as stop:
+                # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
+                # manager stopping the organiser deserves the same hint as a person.
                 bar.stop()
                 click.echo(f"interrupted: finished games are kept; continue with "
                            f"`arena tournament resume {name}`", err=True)
-                raise SystemExit(130) from None
+                raise SystemExit(130 if isinstance(stop, KeyboardInterrupt)
+                                 else stop.code) from None
         for error in result.errors:
             click.echo(f"error: {error}", err=True)
         click.echo(f"{name}: {result.done} of {result.total} games played")

@@ -363,7 +363,12 @@ def test_a_locked_database_is_a_clear_error_and_loses_nothing(registered: Path) 
     assert sorted(b["name"] for b in listed) == ["alpha", "beta", "gamma"]
 
 
-def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path) -> None:
+@pytest.mark.parametrize(("how", "status"), [
+    ("ctrl-c", 130),  # SIGINT to the whole foreground group, as a terminal sends it
+    ("sigterm", 143),  # SIGTERM to the organiser alone, as a service manager sends it
+])
+def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path, how: str,
+                                                       status: int) -> None:
     cmd = [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots",
            "alpha,beta,gamma", "--games-per-seating", "4", "--workers", "2", "--name", "int",
            "--db", str(registered)]
@@ -372,9 +377,12 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path) -> None
     deadline = time.monotonic() + 60
     while _stored_games(registered) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == status, err
     assert "finished games are kept" in err and "Traceback" not in err
     kept = _stored_games(registered)
     assert kept >= 2
