@@ -15,8 +15,9 @@ never rated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .ratings import Environment, Rating, rate_ffa
 from .store import Store, StoreError
@@ -90,8 +91,12 @@ def _apply(table: dict[int, _Standing], env: Environment, seats: list) -> None:
         standing.faults += bool(faulty)
 
 
-def _save(store: Store, game: str, table: dict[int, _Standing], rated: list[int],
-          last: tuple[int, int], count: int, reset: bool) -> None:
+def _save(store: Store, game: str, done: _Computed) -> None:
+    """Store computed ratings (nothing when there was nothing to rate)."""
+    table, rated, last, count, reset = (done.table, done.rated, done.last, done.count,
+                                        done.reset)
+    if not (rated or reset):
+        return
     with store.transaction() as conn:
         if reset:
             conn.execute("DELETE FROM ratings WHERE game = ?", (game,))
@@ -108,44 +113,92 @@ def _save(store: Store, game: str, table: dict[int, _Standing], rated: list[int]
                      "rated_games = ? WHERE game = ?", (*last, count, game))
 
 
+OPTIMISTIC_TRIES = 3
+"""Computations from a snapshot before one is done holding the write lock throughout."""
+
+
+@dataclass
+class _Computed:
+    """Ratings computed from a snapshot, to be saved: see :func:`_compute`."""
+
+    table: dict[int, _Standing]
+    rated: list[int]
+    """The ids of the games processed, void ones included (never rated)."""
+    last: tuple[int, int]
+    count: int
+    """Rated games in the leaderboard after the save."""
+    reset: bool
+
+
 def update(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
     """Rate the stored games of ``game`` not rated yet, up to ``through`` (inclusive).
 
     Returns how many games were rated. If an unrated game sorts before one already
     rated, the whole leaderboard is rebuilt instead, so the order stays canonical.
     """
-    # One write transaction from the first read to the save: two organisers (two
-    # tournaments of one game, or two resumes) updating at once would otherwise both
-    # read the same rated state, and one would apply games on top of ratings that the
-    # other had already saved with them, counting them twice.
-    with store.transaction():
-        env = environment(store, game)
-        state = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
-        assert state is not None
+    env = environment(store, game)
+
+    def plan(state: dict[str, Any]) -> _Computed:
         last = (state["rated_tournament"], state["rated_idx"])
         behind = store.one("SELECT 1 AS x FROM games WHERE game = ? AND rated = 0 AND "
                            "(tournament_id, idx) < (?, ?) LIMIT 1", (game, *last))
         if behind:
-            return rebuild(store, game, through)
-        return _rate(store, game, env, _load(store, game, env), state["rated_games"], last,
-                     through, reset=False)
+            return _compute(store, game, env, {}, 0, None, through, reset=True)
+        return _compute(store, game, env, _load(store, game, env), state["rated_games"], last,
+                        through, reset=False)
+
+    done = _commit(store, game, plan)
+    return done.count if done.reset else len(done.rated)
 
 
 def rebuild(store: Store, game: str, through: tuple[int, int] | None = None) -> int:
     """Recompute ``game``'s ratings from every stored result, in canonical order."""
-    with store.transaction():  # one snapshot of the results, no writer in between
-        env = environment(store, game)
-        _rate(store, game, env, {}, 0, None, through, reset=True)
-        state = store.one("SELECT rated_games FROM leaderboards WHERE game = ?", (game,))
-        return state["rated_games"] if state else 0
+    env = environment(store, game)
+    return _commit(store, game, lambda state: _compute(store, game, env, {}, 0, None, through,
+                                                       reset=True)).count
 
 
-def _rate(store: Store, game: str, env: Environment, table: dict[int, _Standing], count: int,
-          after: tuple[int, int] | None, through: tuple[int, int] | None, reset: bool) -> int:
-    """Apply the games after ``after`` (up to ``through``) in canonical order and save.
+def _commit(store: Store, game: str,
+            plan: Callable[[dict[str, Any]], _Computed]) -> _Computed:
+    """Compute with ``plan`` from one snapshot, then save, unless another process saved
+    this leaderboard meanwhile: then again, from a fresh snapshot.
 
-    Returns how many games were processed (void ones included, never rated).
+    Two organisers (two tournaments of one game, or two resumes) rating at once
+    would otherwise both start from the same rated state, and one would save games
+    on top of ratings the other had saved with them: counted twice, for good. The
+    computation (a whole rebuild, maybe) holds no lock, so writers storing results
+    meanwhile never wait for it; only after OPTIMISTIC_TRIES lost races is one done
+    holding the write lock throughout, so that every update ends.
     """
+    for attempt in range(OPTIMISTIC_TRIES + 1):
+        hold = attempt == OPTIMISTIC_TRIES
+        with store.transaction() if hold else store.snapshot():
+            state = _state(store, game)
+            done = plan(state)
+            if hold:
+                _save(store, game, done)
+                return done
+        if not (done.rated or done.reset):
+            return done  # nothing to rate: no need for the write lock
+        with store.transaction():
+            if _state(store, game) == state:  # nobody saved since the snapshot
+                _save(store, game, done)
+                return done
+    raise AssertionError("unreachable: the last try holds the lock")
+
+
+def _state(store: Store, game: str) -> dict[str, Any]:
+    """What every save of ``game``'s leaderboard changes: how far it has rated."""
+    state = store.one("SELECT rated_tournament, rated_idx, rated_games FROM leaderboards "
+                      "WHERE game = ?", (game,))
+    assert state is not None  # environment() made it
+    return state
+
+
+def _compute(store: Store, game: str, env: Environment, table: dict[int, _Standing],
+             count: int, after: tuple[int, int] | None, through: tuple[int, int] | None,
+             reset: bool) -> _Computed:
+    """Apply the games after ``after`` (up to ``through``) in canonical order to ``table``."""
     rated, last = [], after or (0, -1)
     for gid, tid, idx, void, seats in _games(store, game, after, through):
         if not void:
@@ -153,9 +206,7 @@ def _rate(store: Store, game: str, env: Environment, table: dict[int, _Standing]
             count += 1
         rated.append(gid)
         last = (tid, idx)
-    if rated or reset:
-        _save(store, game, table, rated, last, count, reset=reset)
-    return len(rated)
+    return _Computed(table, rated, last, count, reset)
 
 
 def standings(store: Store, game: str) -> list[dict]:

@@ -180,9 +180,7 @@ class Store:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction, taken at once (BEGIN IMMEDIATE), so writers never deadlock.
 
-        Nested, it joins the outer one, which commits or rolls back the whole: a
-        read-compute-write (a leaderboard update) holds the write lock throughout, so
-        that no other process writes between what it read and what it writes.
+        Nested, it joins the outer one, which commits or rolls back the whole.
         """
         conn = self.db.conn
         if self._depth:
@@ -205,6 +203,22 @@ class Store:
         finally:
             self._depth = 0
         conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every read inside sees the database as it was at the first,
+        and, in WAL mode, no writer waits for it. Inside a transaction, it joins it."""
+        conn = self.db.conn
+        if self._depth:
+            yield conn
+            return
+        conn.execute("BEGIN DEFERRED")  # the snapshot is taken at the first read
+        self._depth = 1
+        try:
+            yield conn
+        finally:
+            self._depth = 0
+            conn.execute("ROLLBACK")  # it wrote nothing: nothing to keep
 
     def close(self) -> None:
         self.db.conn.close()

@@ -583,6 +583,61 @@ def test_organisers_rating_at_the_same_moment_count_every_game_once(db: Path) ->
     store.close()
 
 
+def _synthetic_game(store: Store, tid: int, row: dict[str, Any], ranks: list[int]) -> None:
+    store.record_game(tid, row, "stop-me", {
+        "reason": "synthetic", "decisions": 1, "steps": 1, "seats": [
+            {"rank": rank, "score": 0.0, "status": "ok", "forfeited": False, "faults": {},
+             "fault_log": [], "time_ms": 1, "asked": 1, "details": {}} for rank in ranks]})
+
+
+def _slow_rebuild(db: Path, computing: Any) -> None:
+    """A rebuild whose computation takes a while (0.1 s a game), saying when it started."""
+    apply = board._apply
+
+    def slow(*args: Any) -> None:
+        computing.set()
+        time.sleep(0.1)
+        apply(*args)
+
+    board._apply = slow  # type: ignore[assignment]  # in this forked process only
+    board.rebuild(Store(db), "stop-me")
+
+
+def test_a_rebuild_blocks_no_writer_and_starts_over_when_one_rates(db: Path) -> None:
+    """A rebuild computes from a snapshot without the write lock, so an organiser storing
+    and rating a game meanwhile does not wait for it; as that organiser saved ratings,
+    the rebuild then computes again, and what it saves equals a rebuild from scratch."""
+    store = Store(db)
+    bots = [store.add_bot(name, name, str(RANDOM_BOT), "file")[0]["id"] for name in "abc"]
+    board.environment(store, "stop-me")
+    scheduled = [{"idx": i, "match": i, "deal_group": i, "seed": i, "seating": bots}
+                 for i in range(21)]
+    tid = store.create_tournament(
+        {"name": "long", "game": "stop-me", "format": "round-robin", "seats": 3,
+         "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
+         "settings": {}}, bots, scheduled)
+    rng = random.Random(3)
+    for row in scheduled[:20]:
+        _synthetic_game(store, tid, row, rng.sample([1, 2, 3], 3))
+    board.update(store, "stop-me")
+    fork = multiprocessing.get_context("fork")
+    computing = fork.Event()
+    rebuilding = fork.Process(target=_slow_rebuild, args=(db, computing))
+    rebuilding.start()
+    assert computing.wait(30)
+    _synthetic_game(store, tid, scheduled[20], [2, 1, 3])
+    assert board.update(store, "stop-me") == 1
+    assert rebuilding.is_alive(), "the writer waited for the whole rebuild"
+    rebuilding.join(60)
+    assert rebuilding.exitcode == 0
+    assert store.one("SELECT rated_games AS n FROM leaderboards")["n"] == 21
+    assert store.one("SELECT SUM(games) AS n FROM ratings")["n"] == 63
+    ratings = stored_ratings(store, "stop-me")
+    board.rebuild(store, "stop-me")
+    assert stored_ratings(store, "stop-me") == ratings  # bit for bit
+    store.close()
+
+
 def test_two_organisers_resuming_at_once_store_each_game_once(registered: Path) -> None:
     """Two `arena tournament resume T` at the same moment both play the missing games:
     each game is stored once (the second result is dropped), the ratings equal a
