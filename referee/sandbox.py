@@ -267,6 +267,9 @@ class Sandbox:
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
             *_library_binds(),
             "--proc", "/proc", "--dev", "/dev",
+            # A private /dev/shm, capped like /tmp: Python's multiprocessing (its locks and
+            # queues) needs a writable one, and bwrap's own is root's.
+            "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/dev/shm",
             "--dir", BOT_ROOT, bot_bind, str(self.bot_path), target,
             *self._socket_bind(),
             "--remount-ro", "/",  # nothing writable but /tmp (and the socket)

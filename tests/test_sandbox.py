@@ -148,6 +148,19 @@ def test_filling_tmp_stops_at_its_cap(tmp_path: Path) -> None:
     assert written <= SMALL.tmp_mb
 
 
+def test_dev_shm_is_private_writable_and_capped(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "fill_tmp", path="/dev/shm/fill"))
+    assert record.seats[0].status == "ok"
+    written = int(stderr.split("tmp full after ")[1].split()[0])
+    assert 0 < written <= SMALL.tmp_mb
+
+
+def test_a_bot_may_use_a_multiprocessing_pool(tmp_path: Path) -> None:
+    record, stderr = play(tmp_path, hostile(tmp_path, "pool"))
+    assert "pool says [1, 2, 3]" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
 def test_a_child_that_ignores_sigterm_does_not_outlive_the_match(tmp_path: Path) -> None:
     record, stderr = play(tmp_path, hostile(tmp_path, "immortal_child"))
     assert "left an immortal child" in stderr

@@ -122,13 +122,19 @@ def escape_attempts(mode: str) -> None:
     if mode == "fill_tmp":
         written = 0
         try:
-            with open("/tmp/fill", "wb") as out:
+            with open(PARAMS.get("path", "/tmp/fill"), "wb") as out:
                 while True:
                     out.write(b"x" * (1 << 20))
                     out.flush()
                     written += 1
         except OSError as err:
             say(f"tmp full after {written} MiB: {err.strerror}")
+    if mode == "pool":
+        # Not hostile: Python's multiprocessing needs a writable /dev/shm for its locks.
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            say(f"pool says {pool.map(abs, [-1, -2, -3])}")
     if mode == "immortal_child":
         if os.fork() == 0:
             os.setsid()
