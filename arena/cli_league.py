@@ -7,6 +7,7 @@ Thin click commands over :mod:`arena.botstore`, :mod:`arena.tournament` and
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,7 +181,10 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
                   show_default=True, help="gauntlet: the first bot against the field.")
     @click.option("--workers", type=click.IntRange(min=1),
                   help="Parallel matches (default: the number of cores).")
-    @click.option("--seed", type=SQLITE_ID, default=1, show_default=True)
+    @click.option("--seed", type=SQLITE_ID,
+                  help="The schedule's seed, and so every deal's (default: a random one, "
+                       "kept with the tournament). Keep it secret: bots can import the "
+                       "engines, and a known seed tells them every hidden card.")
     @click.option("--name", help="The tournament's name (default: GAME-N).")
     @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
                   help="A game option (VALUE as JSON), repeatable.")
@@ -189,7 +193,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @db_option
     @clock_options
     def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: int,
-                       duplicate: bool, fmt: str, workers: int | None, seed: int,
+                       duplicate: bool, fmt: str, workers: int | None, seed: int | None,
                        name: str | None, option_pairs: tuple[str, ...], deadline_ms: int,
                        time_bank_ms: int, startup_ms: int, strikes: int, log_dir: str | None,
                        db_path: Path, sandbox: str, **limits: int) -> None:
@@ -205,6 +209,8 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         except GameError as err:
             raise click.ClickException(str(err)) from None
         make_log_dir(log_dir)
+        if seed is None:  # unguessable: a bot that knew it could rebuild every deal
+            seed = secrets.randbelow(1 << 62)
         with opened(db_path, create=True) as store:
             name = name or _next_name(store, game)
             tournament.create(store, name=name, game=game, bots=names, seats=seats,

@@ -678,3 +678,15 @@ def test_a_removed_bot_is_still_shown_and_not_removed_twice(registered: Path) ->
     assert json.loads(shown.stdout)["versions"][0]["removed_at"]
     unknown = arena("bot", "show", "nobody", db=registered)
     assert unknown.returncode == 1 and "no bot 'nobody'" in unknown.stderr
+
+
+def test_the_default_seed_is_random_and_kept(registered: Path) -> None:
+    """Bots may import the engines: a known seed (it was 1) would give them every deal."""
+    seeds = []
+    for name in ("one", "two"):
+        out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta", "--name", name,
+                    "--workers", "1", db=registered)
+        assert out.returncode == 0, out.stderr
+        seeds.append(json.loads(arena("tournament", "show", name, "--json",
+                                      db=registered).stdout)["seed"])
+    assert seeds[0] != seeds[1] and 1 not in seeds
