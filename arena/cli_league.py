@@ -359,14 +359,17 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
                                      param_hint="--seat")
         events = json.loads(row["events"])
         moves = json.loads(row["moves"])
+        seed: int | None = row["seed"]
         if seat is not None:
-            # A seat's view: the events it was allowed to see, and only its own moves
-            # (others' choices may be hidden, like face-down cards).
+            # A seat's view: the events it was allowed to see and its own decisions only.
+            # Not the steps between them (how many there were tells whether others had a
+            # real choice, RULES.md C3), nor the seed (with it, every hidden card).
             events = [e for e in events if "to" not in e or seat in e["to"]]
-            moves = [{str(seat): m[str(seat)]} if str(seat) in m else {} for m in moves]
+            moves = [{str(seat): m[str(seat)]} for m in moves if str(seat) in m]
+            seed = None
         if as_json:
             echo_json({"id": game_id, "game": row["game"], "tournament": row["tournament"],
-                       "seed": row["seed"], "seats": seats, "seat": seat, "events": events,
+                       "seed": seed, "seats": seats, "seat": seat, "events": events,
                        "moves": moves})
         else:
             for line in narrate(row["game"], seats, events, seat, moves):

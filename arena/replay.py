@@ -29,8 +29,8 @@ def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[st
                                       else f" [only seat {', '.join(map(str, to))}]")
         fields = ", ".join(f"{k}={_value(v)}" for k, v in event.items() if k not in ("type", "to"))
         yield f"{number:4d}. {event['type']}{mark}: {fields}"
-    if moves:
-        yield "decisions:"
+    if moves:  # a seat's view numbers its own decisions, the full view every step
+        yield "decisions:" if seat is None else f"seat {seat}'s decisions:"
     for step, move in enumerate(moves, 1):
         if move:
             yield f"{step:4d}. " + "; ".join(

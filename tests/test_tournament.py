@@ -206,6 +206,12 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
                                         (results[0]["id"],))["steps"]
     assert len(full["moves"]) == steps > 0
     assert all(m["by"] == "bot" for move in full["moves"] for m in move.values())
+    # A seat's replay: its own decisions only, one per entry, and no seed (with the seed,
+    # every hidden card of the game could be rebuilt).
+    mine = json.loads(arena("replay", str(results[0]["id"]), "--seat", "1", "--json",
+                            db=db).stdout)
+    assert full["seed"] is not None and mine["seed"] is None
+    assert mine["moves"] and all(list(move) == ["1"] for move in mine["moves"])
     store.close()
 
 

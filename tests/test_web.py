@@ -323,6 +323,31 @@ def test_tournaments_show_progress(base: str) -> None:
                      body), body
 
 
+def test_a_seats_page_shows_what_it_saw_live_and_no_more(base: str, db: Path) -> None:
+    """In dagens-brott a seat is not asked at every step (forced passes, police and escape
+    windows of card holders only): its page shows the setup, its own decisions and the
+    end, names no other seat as acting, and gives neither the seed nor others' counts."""
+    with sqlite3.connect(db) as conn:
+        gid, steps = conn.execute("SELECT id, steps FROM games WHERE game = 'dagens-brott' "
+                                  "ORDER BY id LIMIT 1").fetchone()
+        asked = conn.execute("SELECT asked FROM seats WHERE game_id = ? AND seat = 0",
+                             (gid,)).fetchone()[0]
+    _, body, _ = get(f"{base}replay/{gid}-seat0.html")
+    data = json.loads(re.search(
+        r'<script type="application/json" id="replay-data">(.*?)</script>', body,
+        re.DOTALL)[1])
+    shown = data["steps"]
+    assert all(step["a"] in ([], [0]) for step in shown)
+    assert sum(step["a"] == [0] for step in shown) == asked < steps
+    assert len(shown) <= asked + 2  # the setup, its decisions, the end
+    assert sum(len(step["m"]) for step in shown) == asked
+    lead = re.search(r'<p class="lead">(.*?)</p>', body, re.DOTALL)[1]
+    assert "seed" not in lead and "steps" not in lead
+    assert body.count(" ms / ") == 1  # its own time and count; the others' are hidden
+    _, full, _ = get(f"{base}replay/{gid}.html")
+    assert "seed" in re.search(r'<p class="lead">(.*?)</p>', full, re.DOTALL)[1]
+
+
 @pytest.mark.parametrize(("path", "status", "sentence"), [
     ("leaderboard/no-such-game.html", 404, "There is no leaderboard for the game"),
     ("head-to-head/no-such-game", 404, "There is no leaderboard for the game"),

@@ -115,26 +115,41 @@ def _visible(event: dict[str, Any], seat: int | None) -> bool:
     return seat is None or "to" not in event or seat in event["to"]
 
 
+def _shown(rebuilt: Rebuilt, seat: int | None) -> list[int]:
+    """The positions a perspective shows. The full view: every one. A seat: the setup,
+    each position where it was asked, and the end; what it saw live, no more. Between
+    its decisions others may have had a real choice or a forced one (RULES.md C3), and
+    their views then (a dagens-brott escape window, say) would tell which."""
+    every = range(len(rebuilt.bounds))
+    if seat is None:
+        return list(every)
+    asked = {i for i in every if i < len(rebuilt.to_act) and seat in rebuilt.to_act[i]}
+    return sorted(asked | {0, len(rebuilt.bounds) - 1})
+
+
 def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
     """The JSON positions of one perspective: views as changed top-level keys, the events
-    and moves this perspective may see, and who acts next."""
+    and moves this perspective may see since the previous position shown, and who acts
+    (a seat's page names only itself)."""
     out: list[dict[str, Any]] = []
     before: dict[str, Any] = {}
-    start = 0
+    start, previous = 0, 0
     views = rebuilt.views.get(seat) or [{}] * len(rebuilt.bounds)
-    for i, end in enumerate(rebuilt.bounds):
+    for i in _shown(rebuilt, seat):
+        end = rebuilt.bounds[i]
         view = views[i] if i < len(views) else {}
         diff = {k: v for k, v in view.items() if k not in before or before[k] != v}
         gone = [k for k in before if k not in view]
         events = [[n + 1, e] for n, e in enumerate(rebuilt.events[start:end], start)
                   if _visible(e, seat)]
-        move = rebuilt.moves[i - 1] if 0 < i <= len(rebuilt.moves) else {}
         decided = [[int(s), m["action"], m.get("by", ""), m.get("ms", 0)]
-                   for s, m in sorted(move.items(), key=lambda kv: int(kv[0]))
+                   for step in range(previous + 1, i + 1) if step <= len(rebuilt.moves)
+                   for s, m in sorted(rebuilt.moves[step - 1].items(), key=lambda kv: int(kv[0]))
                    if seat is None or int(s) == seat]
+        acting = rebuilt.to_act[i] if i < len(rebuilt.to_act) else []
         out.append({"d": diff, "x": gone, "e": events, "m": decided,
-                    "a": rebuilt.to_act[i] if i < len(rebuilt.to_act) else []})
-        before, start = view, end
+                    "a": acting if seat is None else [s for s in acting if s == seat]})
+        before, start, previous = view, end, i
     return out
 
 
@@ -165,21 +180,27 @@ def replay_page(store: Store, rebuilt: Rebuilt, seat: int | None) -> str:
         esc(replay_file(gid, s["seat"]) + ".html"),
         ' aria-current="page"' if seat == s["seat"] else "", s["seat"], esc(s["bot"]))
         for s in seats]
+    # How often another seat was asked would tell a seat how many real choices it had.
     seat_table = "".join(
         f'<tr class="{"me" if s["seat"] == seat else ""}"><td class="num">{s["seat"]}</td>'
         f'<td>{link(UP, "bot", s["bot"], s["bot"])}@{s["version"]}</td>'
         f'<td class="num">{s["rank"]}</td><td class="num">{num(s["score"], 1)}</td>'
-        f'<td>{status(s["status"])}</td><td class="num">{s["time_ms"]} ms / {s["asked"]}</td>'
-        "</tr>" for s in seats)
+        f'<td>{status(s["status"])}</td><td class="num">'
+        + (f'{s["time_ms"]} ms / {s["asked"]}' if seat in (None, s["seat"]) else "—")
+        + "</td></tr>" for s in seats)
     who = "the full view (everything, every hidden card)" if seat is None else \
         f"seat {seat}'s view (only what it was allowed to see, and only its own decisions)"
     notes = "".join(f'<p class="error">{esc(n)}</p>' for n in rebuilt.notes)
+    # Not on a seat's page: the seed rebuilds every hidden card, the step count tells
+    # how many decisions others had.
+    about = (f"seed {row['seed']}, {len(rebuilt.moves)} steps" if seat is None
+             else f"{len(data['steps']) - 1} positions of its own")
     void = (f'<p class="error">This game is void: {esc(row["error"])}</p>' if row["void"]
             else "")
     body = f"""
 <h1>Replay of game {gid}: {esc(row['game'])}</h1>
 <p class="lead">{link(UP, "tournament", row['tournament_id'], row['tournament'])}, game
-#{row['idx']}, seed {row['seed']}, ended by {esc(row['reason'])}; {len(rebuilt.moves)} steps.
+#{row['idx']}, {about}, ended by {esc(row['reason'])}.
 Showing {esc(who)}.</p>{void}{notes}
 <div class="scroll"><table id="seats"><thead><tr><th class="num">seat</th><th>bot</th>
 <th class="num">rank</th><th class="num">score</th><th>status</th>
