@@ -32,6 +32,9 @@ The strategy, one idea per decision:
    last trick of a round, when an unused police card would be thrown away.
 5. **Escape (D3).** Always: an escape card has no other use, and it is only asked
    for when a crime we won is being stopped.
+6. **Forced moves.** The engine asks a seat even when its hand leaves one move
+   (a pass without a legal card, ``no_police``, ``no_escape``), so nobody can
+   tell from timing (RULES.md C3); a one-action ``legal`` is answered at once.
 
 The built-in heuristic (referee/policies/dagens_brott.py) decides from the crime's
 points alone; this bot decides from what is left to be played.

@@ -164,6 +164,11 @@ def find_leak(game: Game, seat: int, seed: int) -> str | None:
         return None
     if (seat in game.to_act()) != (seat in twin.to_act()):
         return f"whether seat {seat} must act depends on hidden information"
+    if game.to_act() != twin.to_act():
+        # RULES.md C3: who is asked must not depend on what this seat cannot know, or it
+        # could tell from the time to its next act whether another seat had a choice.
+        return (f"who must act, {list(game.to_act())}, depends on what seat {seat} cannot "
+                f"know (RULES.md C3: the time to its next act would tell)")
     if twin.legal_actions(seat) != game.legal_actions(seat):
         return f"seat {seat}'s legal actions depend on hidden information"
     return None

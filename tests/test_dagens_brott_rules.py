@@ -6,6 +6,10 @@ D1-D3 decisions, B1-B20 resolutions, 3.6 end, 3.7 observation, 3.9 length bound,
 crime deck of a round (top first) and ``"deck"`` the 64-card deck, which is dealt
 one card at a time clockwise from the round's leader. Most scenarios deal small
 hands through the ``hand_size`` option so that every card in play is chosen.
+
+RULES.md C3 (timing): a seat whose move is forced by its hidden hand is asked all the
+same, with a one-action legal list. Scripts spell such steps out as ``FORCED``, which
+checks that every asked seat has exactly one legal action and plays it.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ DEFAULTS = DagensBrott.default_options()
 DECK, _ = build_deck(DEFAULTS)
 CRIMES = list(build_crimes(DEFAULTS))
 PASS, NO_POLICE, NO_ESCAPE = "pass", "no_police", "no_escape"
+FORCED = "<forced>"  # a script step in which every asked seat has one legal action (C3)
 
 
 # ------------------------------------------------------------------- helpers
@@ -82,10 +87,30 @@ def act(g, action: Any) -> list:
     return g.apply({acting[0]: action})
 
 
+def forced(g) -> list:
+    """Apply a step in which every asked seat is forced (C3: it is asked all the same)."""
+    acting = g.to_act()
+    assert acting, "expected a decision"
+    joint = {}
+    for seat in acting:
+        legal = g.legal_actions(seat)
+        assert len(legal) == 1, f"seat {seat} is not forced: {legal}"
+        assert g.default_action(seat) == legal[0]
+        joint[seat] = legal[0]
+    return g.apply(joint)
+
+
 def play(g, *actions: Any) -> list:
+    """Script steps: an action for the single asked seat, ``FORCED``, or a joint dict."""
     events = []
     for action in actions:
-        events += act(g, action)
+        if action == FORCED:
+            events += forced(g)
+        elif isinstance(action, dict) and all(isinstance(k, int) for k in action):
+            assert tuple(sorted(action)) == g.to_act(), (action, g.to_act())
+            events += g.apply(action)
+        else:
+            events += act(g, action)
     return events
 
 
@@ -139,9 +164,9 @@ def test_b14_two_players_need_unofficial_2p():
 def test_b14_two_players_police_is_the_opponent():
     """B14/B11: with 2 players the police window asks only the opponent of the winner."""
     g = make([["PICK9", "POLICE"], ["PICK2", "POLICE"]], "PICK8")
-    play(g, lay("PICK9"), PASS)  # seat 0 wins; seat 1 holds police
+    play(g, lay("PICK9"), PASS, FORCED)  # seat 0 (police only) passes, wins; seat 1 may police
     assert g.to_act() == (1,)
-    events = act(g, "police")
+    events = act(g, "police") + act(g, NO_ESCAPE)  # seat 0 holds no escape: one action
     assert of_type(events, "police") == [{"seats": [1], "count": 1}]
     assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK8"}]
 
@@ -173,7 +198,9 @@ def test_rs2_b16_full_shuffled_crime_deck_every_round():
     hands = [["ROB10", "PICK1"], ["ROB1", "BURG1"], ["SMUG1", "BURG2"]]
     rig = {"crimes": [first, second], "deck": [deck_order(hands)]}
     g = new_game(GAME, 3, 1, {"hand_size": {"3": 2}}, rig=rig)
-    events = play(g, lay("ROB10"), PASS)  # seat 1 passes with ROB1; seat 0 wins the ROB12
+    # Seat 1 passes with ROB1; seat 2 and seat 0 are asked with ["pass"]; seat 0 wins the
+    # ROB12; the police window asks seats 1 and 2, who hold no police.
+    events = play(g, lay("ROB10"), PASS, FORCED, FORCED, FORCED)
     assert of_type(events, "crime_scored")[0]["crime"] == "ROB12"
     events += defaults_until(g, lambda e: any(x.type == "round" for x in e))
     crimes = of_type(g.log, "crime")
@@ -213,7 +240,7 @@ def test_rs3_default_hand_sizes_by_player_count():
 def test_rs4_round_points_and_used_pile_start_empty():
     """RS4: each round starts with round points 0 and an empty used pile."""
     g = make([["PICK9", "PICK1"], ["BURG1", "BURG2"], ["CON1", "CON2"]], "PICK12", rounds=2)
-    play(g, lay("PICK9"), PASS)
+    play(g, lay("PICK9"), FORCED, FORCED, PASS, FORCED)
     assert g.view(0)["score_pad"] == [[12, 0, 0]]
     assert g.view(0)["used"] == ["PICK9"]
     defaults_until(g, lambda e: any(x.type == "round" for x in e))
@@ -240,8 +267,9 @@ def test_t0_round_ended_by_empty_crime_deck_with_cards_left():
               {"criminal": "BURG", "value": 8, "name": "b"}]
     g = make([["PICK9", "BURG1", "CON3"], ["PICK2", "BURG5", "CON4"], ["CON1", "CON2", "CON5"]],
              "PICK4", "BURG8", crime_cards=crimes, rounds=1)
-    play(g, lay("PICK9"), lay("PICK2"))  # seat 0 wins the PICK4, leads BURG8
-    events = play(g, lay("BURG1"), lay("BURG5"))
+    # Seat 0 wins the PICK4 and leads BURG8; forced passes and police choices are asked.
+    play(g, lay("PICK9"), lay("PICK2"), FORCED, FORCED, FORCED, FORCED)
+    events = play(g, lay("BURG1"), lay("BURG5"), FORCED, FORCED, FORCED, FORCED)
     assert of_type(events, "round_end")[0]["reason"] == "crime_deck_empty"
     assert g.over and g.result.scores == (4, 8, 0)
 
@@ -265,11 +293,14 @@ def test_t2_d1_laps_several_cards_by_one_player_and_permanent_passes():
     # Seat 2 passed in lap 1: it still holds PICK1 but is never asked again.
     assert g.to_act() == (0,)
     events += act(g, PASS)
+    # Seat 1 has no PICK card left: it is asked all the same, with only "pass" (C3).
+    assert g.to_act() == (1,) and g.legal_actions(1) == [PASS]
+    events += act(g, PASS)
     assert public(events)[:7] == [
         ("lay", {"seat": 0, "card": "PICK2"}), ("lay", {"seat": 1, "card": "PICK3"}),
         ("pass", {"seat": 2}), ("lay", {"seat": 0, "card": "PICK6"}),
         ("lay", {"seat": 1, "card": "PICK7"}), ("pass", {"seat": 0}),
-        ("pass", {"seat": 1}),  # seat 1 had no PICK card left: a forced pass
+        ("pass", {"seat": 1}),  # seat 1 had no PICK card left: a forced pass, asked
     ]
     assert of_type(events, "trick_won") == [{"seat": 1, "card": "PICK7", "crime": "PICK12"}]
     assert g.view(2)["hand"] == ["PICK1", "BURG3", "BURG4"]
@@ -291,35 +322,78 @@ def test_b5_a_laid_card_need_not_beat_the_best():
     g = make([["PICK8", "PICK1"], ["PICK2", "BURG1"], ["CON1", "CON2"]], "PICK4")
     play(g, lay("PICK8"), lay("PICK2"))
     assert g.view(0)["best"] == {"seat": 0, "card": "PICK8"}
-    events = play(g, lay("PICK1"))  # then every seat is out of PICK cards
+    # Seat 2 is asked (forced pass); seat 0 lays its last card; seat 1 is asked (forced);
+    # seat 0's empty hand is public, so its pass is applied without asking.
+    events = play(g, FORCED, lay("PICK1"), FORCED)
     assert of_type(events, "trick_won")[0]["seat"] == 0
 
 
 def test_b18_the_leader_may_pass_at_once():
     """B18 [TEXT]: the leader may pass immediately although it holds a legal card."""
     g = make([["PICK8", "PICK1"], ["PICK2", "BURG1"], ["CON1", "CON2"]], "PICK4")
-    events = play(g, PASS, lay("PICK2"))
+    events = play(g, PASS, lay("PICK2"), FORCED, FORCED)  # seats 2 and 1 have no PICK left
     assert of_type(events, "trick_won")[0] == {"seat": 1, "card": "PICK2", "crime": "PICK4"}
 
 
-def test_t2_c3_forced_pass_is_automatic_and_looks_ordinary():
-    """T2/C3: a seat with no legal card passes automatically; the event is an ordinary pass."""
+def test_t2_c3_forced_pass_is_asked_and_looks_ordinary():
+    """T2/C3: a seat with no legal card is asked all the same, with only "pass"; the event
+    is an ordinary pass, and the forced pass counts as a decision like any other."""
     g = make([["PICK8", "PICK1"], ["BURG1", "BURG2"], ["PICK3", "CON2"]], "PICK4")
     decisions = g.decisions
     events = act(g, lay("PICK1"))
-    assert g.to_act() == (2,)  # seat 1 holds no PICK and no joker: skipped
-    forced = [e for e in events if e.type == "pass"]
-    assert [(e.to, dict(e.data)) for e in forced] == [(None, {"seat": 1})]
+    assert not of_type(events, "pass")
+    assert g.to_act() == (1,)  # seat 1 holds no PICK and no joker: asked, not skipped
+    assert g.legal_actions(1) == [PASS] and g.default_action(1) == PASS
+    with pytest.raises(IllegalActionError):
+        g.apply({1: lay("BURG1")})
+    forced_pass = [e for e in act(g, PASS) if e.type == "pass"]
+    assert [(e.to, dict(e.data)) for e in forced_pass] == [(None, {"seat": 1})]
+    assert g.to_act() == (2,) and g.legal_actions(2) == [PASS, lay("PICK3")]
     voluntary = next(e for e in act(g, PASS) if e.type == "pass")
-    assert (voluntary.to, set(voluntary.data)) == (forced[0].to, set(forced[0].data))
-    assert g.decisions == decisions + 2  # the forced pass is no decision
+    assert (voluntary.to, dict(voluntary.data)) == (None, {"seat": 2})
+    assert set(voluntary.data) == set(forced_pass[0].data)
+    assert g.decisions == decisions + 3
+
+
+def test_c3_who_is_asked_does_not_depend_on_hidden_cards():
+    """C3 (timing): two deals that differ only in hidden cards (seat 1 holds PICK2 and
+    POLICE, or BURG3 and CON3; seat 0 holds ESCAPE or ROB1) ask the same seats in the same
+    order, with the same public events, when the same visible moves are made."""
+    def run(hands):
+        g = make(hands, "PICK12", rounds=1)
+        asked, events = [], []
+        while not g.over:
+            asked.append(g.to_act())
+            joint = {}
+            for seat in g.to_act():
+                legal = g.legal_actions(seat)
+                # Seat 0 leads the first crime with PICK9, seat 2 polices when it can;
+                # every other choice declines: the visible moves are the same in both deals.
+                if seat == 2 and "police" in legal:
+                    joint[seat] = "police"
+                elif seat == 0 and not g.trick and g.crime == "PICK12":
+                    joint[seat] = lay("PICK9")
+                else:
+                    joint[seat] = g.default_action(seat)
+            events += g.apply(joint)
+        return asked, public(events)
+
+    choice = run([["PICK9", "ESCAPE", "CON1"], ["PICK2", "POLICE", "CON2"],
+                  ["POLICE", "CON4", "CON5"]])
+    forced = run([["PICK9", "ROB1", "CON1"], ["BURG3", "CON3", "CON2"],
+                  ["POLICE", "CON4", "CON5"]])
+    assert choice == forced
+    assert (0,) in choice[0] and (1, 2) in choice[0]  # the lay turns and the police window
+
 
 
 def test_t2_empty_hand_passes_and_the_trick_is_finished():
-    """T2/T6: a seat that laid its last card passes automatically; the trick is played out."""
+    """T2/T6, C3: a seat that laid its last card passes without being asked (an empty hand
+    is public, so nothing can be inferred); the trick is played out."""
     g = make([["PICK5"], ["PICK6"], ["PICK7"]], "PICK8", rounds=1)
     events = play(g, lay("PICK5"), lay("PICK6"), lay("PICK7"))
-    # Every hand is empty: all pass automatically, seat 2 wins, then the round ends.
+    # Every hand is empty: all pass automatically, seat 2 wins, nobody is asked in the
+    # police window (every other hand is empty, which is public), the round ends.
     assert [d["seat"] for d in of_type(events, "pass")] == [0, 1, 2]
     assert of_type(events, "crime_scored")[0]["seat"] == 2
     assert of_type(events, "round_end")[0]["reason"] == "hand_empty"
@@ -341,7 +415,7 @@ def test_t3_b4_single_highest_card_wins_not_the_sum():
     """T3/B4 [INTERP]: the single highest card wins, not the sum of a player's cards."""
     g = make([["PICK6", "PICK7", "BURG1"], ["PICK9", "BURG2", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK8")
-    events = play(g, lay("PICK6"), lay("PICK9"), lay("PICK7"))  # then all are out of PICK
+    events = play(g, lay("PICK6"), lay("PICK9"), FORCED, lay("PICK7"), FORCED, FORCED)
     assert of_type(events, "trick_won")[0] == {"seat": 1, "card": "PICK9", "crime": "PICK8"}
 
 
@@ -350,14 +424,15 @@ def test_t3_b2_jokers_beat_every_numbered_card_and_the_last_joker_wins():
     g = make([["PICK10", "JOKER"], ["JOKER", "BURG1"], ["JOKER", "CON1"]], "PICK12")
     play(g, lay("PICK10"), lay("JOKER"))
     assert g.view(0)["best"] == {"seat": 1, "card": "JOKER"}
-    events = play(g, lay("JOKER"), lay("JOKER"))  # seat 2, then seat 0 lays the last joker
+    # Seat 2, then seat 0 lays the last joker; seats 1 and 2 are asked with ["pass"].
+    events = play(g, lay("JOKER"), lay("JOKER"), FORCED, FORCED)
     assert of_type(events, "trick_won")[0] == {"seat": 0, "card": "JOKER", "crime": "PICK12"}
 
 
 def test_t3_b2_a_ten_laid_after_a_joker_does_not_beat_it():
     """T3/B2: a numbered card laid after a joker never beats it."""
     g = make([["JOKER", "BURG1"], ["PICK10", "BURG2"], ["CON1", "CON2"]], "PICK12")
-    events = play(g, lay("JOKER"), lay("PICK10"))
+    events = play(g, lay("JOKER"), lay("PICK10"), FORCED, FORCED, FORCED)
     assert of_type(events, "trick_won")[0]["seat"] == 0
 
 
@@ -365,7 +440,7 @@ def test_t3_b3_later_laid_card_wins_equal_values():
     """T3/B3 [HOUSE]: of equal values the later-laid wins (repeated values via the option)."""
     opts = {"criminal_values": [5, 5, 1]}
     g = make([["PICK5", "PICK1"], ["PICK5", "BURG1"], ["CON1", "CON5"]], "PICK8", **opts)
-    events = play(g, lay("PICK5"), lay("PICK5"), PASS)
+    events = play(g, lay("PICK5"), lay("PICK5"), FORCED, PASS, FORCED)
     assert of_type(events, "trick_won")[0] == {"seat": 1, "card": "PICK5", "crime": "PICK8"}
 
 
@@ -373,22 +448,28 @@ def test_t3_laid_cards_go_to_the_used_pile():
     """T3 [TEXT]: all laid cards go to the public used pile, in the order laid."""
     g = make([["PICK6", "PICK7", "BURG1"], ["PICK9", "BURG2", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK8")
-    play(g, lay("PICK6"), lay("PICK9"), lay("PICK7"))
+    play(g, lay("PICK6"), lay("PICK9"), FORCED, lay("PICK7"), FORCED, FORCED)
     assert g.view(2)["used"] == ["PICK6", "PICK9", "PICK7"]
 
 
-def test_t4_d2_b11_b19_police_window_asks_other_holders_even_if_they_passed():
-    """T4/D2, B11, B19 [TEXT]: every non-winner holding police decides at once, passed or not;
-    the winner is never asked, even holding police."""
+def test_t4_d2_b11_b19_police_window_asks_every_other_seat_even_if_they_passed():
+    """T4/D2, B11, B19 [TEXT]: every non-winner decides at once, passed or not; C3: a seat
+    without a police card is asked too, with only "no_police"; the winner is never asked,
+    even holding police."""
     g = make([["PICK9", "POLICE", "BURG1"], ["PICK2", "POLICE", "BURG2"],
               ["CON1", "POLICE", "BURG3"], ["CON2", "CON3", "CON4"]], "PICK8")
-    play(g, lay("PICK9"), PASS)  # seat 1 passes with PICK2 in hand; the rest are forced
-    assert g.to_act() == (1, 2)
+    # Seat 1 passes with PICK2 in hand; seats 2, 3 and 0 are asked with ["pass"].
+    play(g, lay("PICK9"), PASS, FORCED, FORCED, FORCED)
+    assert g.to_act() == (1, 2, 3)
     assert g.legal_actions(1) == ["police", NO_POLICE] and g.legal_actions(0) == []
-    assert g.default_action(1) == NO_POLICE
-    events = g.apply({1: "police", 2: NO_POLICE})
+    assert g.legal_actions(3) == [NO_POLICE]
+    assert all(g.default_action(p) == NO_POLICE for p in (1, 2, 3))
+    events = g.apply({1: "police", 2: NO_POLICE, 3: NO_POLICE})
     assert of_type(events, "police") == [{"seats": [1], "count": 1}]
-    # The winner holds no escape card: the crime is stopped, set aside, no points (B12).
+    # The winner holds no escape card: it is asked with only "no_escape" (C3), then the
+    # crime is stopped, set aside, no points (B12).
+    assert g.to_act() == (0,) and g.legal_actions(0) == [NO_ESCAPE]
+    events = act(g, NO_ESCAPE)
     assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK8"}]
     assert not of_type(events, "crime_scored")
     view = g.view(3)
@@ -401,7 +482,7 @@ def test_t4_several_police_are_all_used_up():
     """T4 [TEXT]: police cards laid at the same time all go to the used pile."""
     g = make([["PICK9", "BURG1"], ["POLICE", "BURG2"], ["POLICE", "BURG3"], ["POLICE", "BURG4"]],
              "PICK8")
-    play(g, lay("PICK9"))  # everyone else is forced to pass, then seat 0 too
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED, FORCED)  # seats 1, 2, 3, then 0 must pass
     assert g.to_act() == (1, 2, 3)
     events = g.apply({1: "police", 2: "police", 3: "police"})
     assert of_type(events, "police") == [{"seats": [1, 2, 3], "count": 3}]
@@ -412,9 +493,9 @@ def test_b10_at_most_one_police_card_per_player():
     """B10 [INTERP]: a player holding two police cards lays only one."""
     g = make([["PICK9", "BURG1", "BURG2"], ["POLICE", "POLICE", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK8")
-    play(g, lay("PICK9"))
-    assert g.legal_actions(1) == ["police", NO_POLICE]
-    act(g, "police")
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED)
+    assert g.legal_actions(1) == ["police", NO_POLICE] and g.legal_actions(2) == [NO_POLICE]
+    g.apply({1: "police", 2: NO_POLICE})
     assert g.view(1)["hand"] == ["BURG3", "POLICE"]
 
 
@@ -422,8 +503,8 @@ def test_t5_b9_one_escape_cancels_several_police_cards():
     """T5/D3, B9 [INTERP]: the winner's one escape card cancels every police card."""
     g = make([["PICK9", "ESCAPE", "BURG1"], ["POLICE", "BURG2", "BURG3"],
               ["POLICE", "CON2", "CON3"], ["CON4", "CON5", "CON6"]], "PICK12")
-    play(g, lay("PICK9"))
-    g.apply({1: "police", 2: "police"})
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED, FORCED)
+    g.apply({1: "police", 2: "police", 3: NO_POLICE})
     assert g.to_act() == (0,)
     assert g.legal_actions(0) == ["escape", NO_ESCAPE] and g.default_action(0) == NO_ESCAPE
     # 3.7: at D3 everyone sees how many police cards were laid, and by whom.
@@ -441,30 +522,49 @@ def test_t5_winner_declining_escape_is_stopped():
     """T5/D3: the winner may keep its escape card; then the crime is stopped."""
     g = make([["PICK9", "ESCAPE", "BURG1"], ["POLICE", "BURG2", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK12")
-    play(g, lay("PICK9"))
-    events = act(g, "police") + act(g, NO_ESCAPE)
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED)
+    events = g.apply({1: "police", 2: NO_POLICE}) + act(g, NO_ESCAPE)
     assert of_type(events, "escape") == [{"seat": 0, "escaped": False}]
     assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK12"}]
     assert "ESCAPE" in g.view(0)["hand"]
 
 
-def test_t5_no_escape_window_without_police_or_without_an_escape_card():
-    """T5: D3 happens only when police were laid and the winner holds an escape card."""
+def test_t5_escape_window_only_after_police_and_asked_without_an_escape_card():
+    """T5/D3, C3: D3 happens whenever police were laid (and the winner's hand is not empty);
+    a winner without an escape card is asked with only "no_escape"; no police, no D3."""
     g = make([["PICK9", "ESCAPE", "BURG1"], ["POLICE", "BURG2", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK12", "PICK8")
-    play(g, lay("PICK9"))
-    events = act(g, NO_POLICE)  # nobody polices: no D3, the crime scores
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED)
+    events = g.apply({1: NO_POLICE, 2: NO_POLICE})  # nobody polices: no D3, the crime scores
     assert not of_type(events, "escape")
     assert of_type(events, "crime_scored")[0]["points"] == 12
+    # The winner holds no escape card: asked all the same, with one action.
+    g = make([["PICK9", "BURG1", "BURG4"], ["POLICE", "BURG2", "BURG3"],
+              ["CON1", "CON2", "CON3"]], "PICK12", "PICK8")
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED, {1: "police", 2: NO_POLICE})
+    assert g.to_act() == (0,) and g.view(0)["phase"] == "escape"
+    assert g.legal_actions(0) == [NO_ESCAPE] and g.default_action(0) == NO_ESCAPE
+    events = act(g, NO_ESCAPE)
+    assert of_type(events, "escape") == [{"seat": 0, "escaped": False}]
+    assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK12"}]
+    # The winner laid its last card: an empty hand is public, so it is not asked.
+    g = make([["PICK9"], ["POLICE"], ["CON1"]], "PICK12", rounds=1)
+    events = play(g, lay("PICK9"), FORCED, FORCED)
+    assert g.to_act() == (1, 2)
+    events += g.apply({1: "police", 2: NO_POLICE})
+    assert of_type(events, "escape") == [{"seat": 0, "escaped": False}]
+    assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK12"}]
+    assert g.over
 
 
 def test_b12_stopped_points_are_not_subtracted():
     """B12 [INTERP]: a stopped crime gains nothing; earlier points stay."""
     g = make([["PICK9", "PICK8", "CON1"], ["POLICE", "BURG2", "BURG3"],
               ["CON2", "CON3", "CON4"]], "PICK12", "PICK4")
-    play(g, lay("PICK9"), PASS, NO_POLICE)
+    play(g, lay("PICK9"), FORCED, FORCED, PASS, {1: NO_POLICE, 2: NO_POLICE})
     assert g.view(0)["score_pad"] == [[12, 0, 0]]
-    events = play(g, lay("PICK8"), "police")
+    events = play(g, lay("PICK8"), FORCED, FORCED, FORCED, {1: "police", 2: NO_POLICE},
+                  NO_ESCAPE)
     assert of_type(events, "crime_stopped")
     assert g.view(0)["score_pad"] == [[12, 0, 0]]
 
@@ -473,7 +573,8 @@ def test_t6_the_trick_winner_leads_next_even_when_stopped():
     """T6 [TEXT]: the one who laid highest turns up the next crime even if it was stopped."""
     g = make([["PICK1", "BURG1", "BURG2"], ["PICK9", "CON1", "CON2"],
               ["POLICE", "ROB1", "ROB2"]], "PICK12", "CON4")
-    events = play(g, lay("PICK1"), lay("PICK9"), "police")
+    events = play(g, lay("PICK1"), lay("PICK9"), FORCED, FORCED, FORCED,
+                  {0: NO_POLICE, 2: "police"}, NO_ESCAPE)
     assert of_type(events, "crime_stopped")[0]["seat"] == 1
     assert of_type(events, "crime")[0] == {
         "crime": {"id": "CON4", "criminal": "CON", "value": 4, "name": "Fake lottery tickets"},
@@ -486,12 +587,14 @@ def test_t6_b8_last_card_laid_as_police_ends_the_round():
     a hand holding only a police card is not empty."""
     g = make([["PICK9", "PICK3", "CON5"], ["BURG2", "BURG3", "POLICE"],
               ["CON1", "CON2", "CON3"]], "PICK12", "BURG8", "PICK4", rounds=1)
-    play(g, lay("PICK9"), PASS, NO_POLICE)  # seat 0 scores the PICK12
-    play(g, lay("BURG2"), lay("BURG3"))  # seat 1 lays two cards and wins the BURG8
+    # Seat 0 scores the PICK12.
+    play(g, lay("PICK9"), FORCED, FORCED, PASS, {1: NO_POLICE, 2: NO_POLICE})
+    # Seat 1 lays two cards and wins the BURG8.
+    play(g, FORCED, lay("BURG2"), FORCED, lay("BURG3"), FORCED, FORCED)
     assert g.view(1)["hand"] == ["POLICE"] and not g.over  # B8: not out of cards
-    events = play(g, lay("PICK3"))  # seat 0 wins the PICK4; seat 1 may police
-    assert g.to_act() == (1,)
-    events = act(g, "police")
+    play(g, FORCED, FORCED, lay("PICK3"), FORCED)  # seat 0 wins the PICK4; seat 1 may police
+    assert g.to_act() == (1, 2) and g.legal_actions(1) == ["police", NO_POLICE]
+    events = play(g, {1: "police", 2: NO_POLICE}, NO_ESCAPE)
     assert of_type(events, "crime_stopped") == [{"seat": 0, "crime": "PICK4"}]
     assert of_type(events, "round_end")[0]["reason"] == "hand_empty"
     assert g.over and g.result.scores == (12, 8, 0)
@@ -500,7 +603,8 @@ def test_t6_b8_last_card_laid_as_police_ends_the_round():
 def test_t6_b8_police_and_escape_cards_count_as_cards():
     """B8 [INTERP]: a player holding only special cards is not out of cards."""
     g = make([["PICK9", "ESCAPE"], ["PICK1", "POLICE"], ["CON1", "CON2"]], "PICK12", "ROB8")
-    events = play(g, lay("PICK9"), lay("PICK1"), NO_POLICE)
+    events = play(g, lay("PICK9"), lay("PICK1"), FORCED, FORCED, FORCED,
+                  {1: NO_POLICE, 2: NO_POLICE})
     assert not of_type(events, "round_end")
     assert g.view(2)["hand_sizes"] == [1, 1, 2]
     assert of_type(events, "crime")[0]["crime"]["id"] == "ROB8"
@@ -512,7 +616,9 @@ def test_t6_round_ended_by_an_empty_hand_after_the_trick():
     events = play(g, lay("PICK2"), lay("PICK6"), PASS, lay("PICK5"))
     assert g.view(0)["hand_sizes"] == [0, 1, 2] and not of_type(events, "round_end")
     assert g.to_act() == (1,)  # the trick goes on after seat 0 is out
-    events = act(g, lay("PICK7"))
+    events = act(g, lay("PICK7"))  # seats 0 and 1 are out: their passes are public
+    assert g.to_act() == (2,) and g.legal_actions(2) == [NO_POLICE]  # only seat 2 may police
+    events += act(g, NO_POLICE)
     assert of_type(events, "crime_scored")[0] == {
         "seat": 1, "crime": "PICK12", "points": 12, "round_points": 12}
     assert of_type(events, "round_end") == [
@@ -522,7 +628,7 @@ def test_t6_round_ended_by_an_empty_hand_after_the_trick():
 def test_b15_leftover_cards_are_discarded_without_penalty():
     """B15 [INTERP]: cards left in hand at the round's end cost nothing."""
     g = make([["PICK5"], ["PICK6"], ["PICK7"]], "PICK4", rounds=1)
-    play(g, PASS, PASS, lay("PICK7"))
+    play(g, PASS, PASS, lay("PICK7"), FORCED)
     assert g.result.scores == (0, 0, 4)
     assert g.result.details[0]["round_points"] == [0]
 
@@ -534,7 +640,9 @@ def test_3_6_b17_ranks_by_total_with_shared_ties_and_round_details():
               {"criminal": "BURG", "value": 4, "name": "b"}]
     g = make([["PICK9", "CON1"], ["CON2", "BURG9"], ["CON3", "CON4"]], "PICK4", "BURG4",
              crime_cards=crimes, rounds=1)
-    play(g, lay("PICK9"), lay("BURG9"))  # each wins one crime; all other passes are forced
+    # Each wins one crime; every other step is forced (asked with one action, C3).
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED, FORCED, FORCED, lay("BURG9"), FORCED, FORCED,
+         FORCED)
     assert g.over
     result = g.result
     assert result.reason == "rounds_complete"
@@ -565,7 +673,7 @@ def test_3_7_view_keys_own_hand_private_and_public_table():
     """3.7: public table, score pad, hand sizes, passes, best card; only the own hand private."""
     g = make([["PICK6", "PICK7", "BURG1"], ["PICK9", "BURG2", "BURG3"],
               ["CON1", "CON2", "CON3"]], "PICK8")
-    play(g, lay("PICK6"), lay("PICK9"))  # seat 2 is forced to pass
+    play(g, lay("PICK6"), lay("PICK9"), FORCED)  # seat 2 is forced to pass
     view = g.view(0)
     assert set(view) == {
         "game", "seat", "players", "round", "rounds", "score_pad", "totals", "dealer",
@@ -587,16 +695,17 @@ def test_3_7_police_holders_are_not_revealed_by_the_events():
     """3.7/C3: the police and escape events come whether or not anyone could answer."""
     with_police = make([["PICK9", "BURG1"], ["POLICE", "BURG2"], ["CON1", "CON2"]], "PICK8")
     without = make([["PICK9", "BURG1"], ["ROB1", "BURG2"], ["CON1", "CON2"]], "PICK8")
-    a = play(with_police, lay("PICK9"), NO_POLICE)
-    b = play(without, lay("PICK9"))
+    a = play(with_police, lay("PICK9"), FORCED, FORCED, FORCED, {1: NO_POLICE, 2: NO_POLICE})
+    b = play(without, lay("PICK9"), FORCED, FORCED, FORCED, FORCED)  # same steps, same seats
     assert public(a) == public(b)
+    assert with_police.to_act() == without.to_act()
     assert ("police", {"seats": [], "count": 0}) in public(a)
 
 
 def test_3_7_d2_choices_are_revealed_together():
     """3.7/C3: D2 is one simultaneous step; choices appear only in the joint police event."""
     g = make([["PICK9", "BURG1"], ["POLICE", "BURG2"], ["POLICE", "CON2"]], "PICK8")
-    play(g, lay("PICK9"))
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED)
     views = [canonical_json(g.view(p)) for p in range(3)]
     assert g.to_act() == (1, 2)
     with pytest.raises(IllegalActionError):
@@ -608,7 +717,8 @@ def test_3_7_d2_choices_are_revealed_together():
 
 
 def test_3_7_resample_hidden_keeps_own_view_and_what_is_public():
-    """3.7: a redraw of the hidden cards keeps the seat's view, hand sizes and the pending turn."""
+    """3.7, C3: a redraw of the hidden cards keeps the seat's view, hand sizes and who is
+    asked (which depends on public information only)."""
     g = new_game(GAME, 4, 21)
     rng = random.Random(21)
     for _ in range(25):
@@ -617,19 +727,19 @@ def test_3_7_resample_hidden_keeps_own_view_and_what_is_public():
         for seed in range(5):
             twin = g.resample_hidden(seat, seed)
             assert twin.view(seat) == g.view(seat)
-            assert twin.to_act() and twin.legal_actions(seat) == g.legal_actions(seat)
+            assert twin.to_act() == g.to_act() != ()
+            assert twin.legal_actions(seat) == g.legal_actions(seat)
             assert Counter(twin.components()["deck_cards"]) == Counter(DECK)
-            if g.phase == "lay" and g.turn != seat:
-                assert len(twin.legal_actions(g.turn)) > 1  # the seat to act holds a legal card
 
 
 # ------------------------------------------------------------ 3.9 and 3.10
 def test_3_9_decision_bound():
-    """3.9: rounds x (N*H + 2*crimes*N) seat decisions; a D2 step of k seats counts k."""
+    """3.9: rounds x (N*H + 2*crimes*N) seat decisions (forced ones are asked and count);
+    a D2 step of k seats counts k."""
     assert DagensBrott.decision_bound(4, DEFAULTS) == 5 * (4 * 10 + 2 * 15 * 4) == 800
     assert DagensBrott.decision_bound(6, DEFAULTS) == 5 * (6 * 8 + 2 * 15 * 6) == 1140
     g = make([["PICK9", "BURG1"], ["POLICE", "BURG2"], ["POLICE", "CON2"]], "PICK8")
-    play(g, lay("PICK9"))
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED)
     before = g.decisions
     g.apply({1: NO_POLICE, 2: NO_POLICE})
     assert g.decisions == before + 2
@@ -749,9 +859,9 @@ def test_components_are_conserved_through_a_scripted_trick():
     g = make([["PICK9", "ESCAPE", "BURG1"], ["POLICE", "BURG2", "BURG3"],
               ["POLICE", "CON2", "CON3"], ["CON4", "CON5", "CON6"]], "PICK12")
     start = components(g)
-    play(g, lay("PICK9"))
+    play(g, lay("PICK9"), FORCED, FORCED, FORCED, FORCED)
     assert components(g) == start
-    g.apply({1: "police", 2: "police"})
+    g.apply({1: "police", 2: "police", 3: NO_POLICE})
     assert components(g) == start
     act(g, "escape")
     assert components(g) == start

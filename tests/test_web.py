@@ -324,8 +324,8 @@ def test_tournaments_show_progress(base: str) -> None:
 
 
 def test_a_seats_page_shows_what_it_saw_live_and_no_more(base: str, db: Path) -> None:
-    """In dagens-brott a seat is not asked at every step (forced passes, police and escape
-    windows of card holders only): its page shows the setup, its own decisions and the
+    """In dagens-brott a seat is not asked at every step (the other seats' lay turns, the
+    winner's escape window): its page shows the setup, its own decisions and the
     end, names no other seat as acting, and gives neither the seed nor others' counts."""
     with sqlite3.connect(db) as conn:
         gid, steps = conn.execute("SELECT id, steps FROM games WHERE game = 'dagens-brott' "

@@ -9,15 +9,21 @@ lay police cards all at once to stop the crime, and the winner may cancel them
 all with one escape card. A round ends when the crime deck is spent or, after a
 trick, when any hand is empty; the game lasts five rounds with a rotating deal.
 
-Decisions: D1 lay-or-pass (sequential), D2 police (simultaneous, the non-winners
-holding police), D3 escape (the winner). Actions: ``"pass"``, ``{"lay": CARD}``,
-``"police"``, ``"no_police"``, ``"escape"``, ``"no_escape"``. Card ids and the
-component data are in :mod:`referee.games.dagens_brott_cards`.
+Decisions: D1 lay-or-pass (sequential), D2 police (simultaneous, every non-winner),
+D3 escape (the winner, whenever police were laid). Actions: ``"pass"``,
+``{"lay": CARD}``, ``"police"``, ``"no_police"``, ``"escape"``, ``"no_escape"``. Card
+ids and the component data are in :mod:`referee.games.dagens_brott_cards`.
 
-Forced passes (no legal card, RULES.md 3.5 T2) are applied by the engine and look
-exactly like voluntary ones (C3). For the same reason the public ``police`` and
-``escape`` events are emitted whether or not anyone could have answered, so the
-event stream never tells who holds police or escape cards.
+RULES.md C3 (timing): who is asked depends only on public information, never on
+hidden cards, so the time to a seat's next ``act`` tells it nothing. A seat whose
+move is forced by its hidden hand is asked all the same, with a one-action legal
+list: ``["pass"]`` on its turn without a card of the criminal or a joker,
+``["no_police"]`` in the police window without a police card, ``["no_escape"]`` in
+the escape window without an escape card. Only a move forced by public
+information is applied without asking: a seat with an empty hand (hand sizes are
+public) passes its turns and is not asked in the police or escape window. The
+public ``police`` and ``escape`` events are emitted whether or not anyone could
+have answered, so the event stream never tells who holds police or escape cards.
 """
 
 from __future__ import annotations
@@ -66,10 +72,9 @@ class DagensBrott(Game):
 
     @classmethod
     def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
-        # RULES.md 3.9, counting seat decisions: per round at most N*H decisions that
-        # use a card (lay, police, escape), one voluntary pass per seat per trick
-        # (forced passes are no decision), and per trick at most N-1 police choices
-        # plus one escape choice; at most one trick per crime card.
+        # RULES.md 3.9, counting seat decisions: per round at most N*H lays, and per
+        # trick at most one pass per seat (forced ones are asked too, C3), N-1 police
+        # choices and one escape choice; at most one trick per crime card.
         hand = options["hand_size"][str(players)]
         crimes = len(options["crime_cards"])
         return options["rounds"] * (players * hand + 2 * crimes * players)
@@ -159,20 +164,18 @@ class DagensBrott(Game):
                    crimes_left=len(self.crime_deck))
         self._next_turn(self.leader)
 
-    def _can_lay(self, seat: int) -> bool:
-        """T2: whether ``seat`` holds a card of the current criminal or a joker."""
-        return not self._suit.isdisjoint(self.hands[seat])
-
     def _next_turn(self, start: int) -> None:
         """T2: the next seat from ``start`` clockwise that has not passed, or T3."""
-        n, p = self.players, start
+        n, p, hands = self.players, start, self.hands
         while self._passes < n:
             if not self.passed[p]:
-                if self._can_lay(p):
+                if hands[p]:
+                    # C3: asked even without a legal card (then legal is ["pass"]), so
+                    # the time to the next act never tells whether it had a choice.
                     self.turn = p
                     return
-                # T2 / C3: no legal card (or an empty hand) must pass; applied here and
-                # announced as an ordinary pass, so nobody can tell it was forced.
+                # T2 / C3: an empty hand must pass, and every seat knows it (hand sizes
+                # are public): applied here, announced as an ordinary pass.
                 self._pass(p)
             p = (p + 1) % n
         self.turn = None
@@ -211,16 +214,17 @@ class DagensBrott(Game):
         self.winner = seat
         self.used += [c for _, c in self.trick]  # T3: the laid cards go to the used pile
         self._emit("trick_won", seat=seat, card=card, crime=self.crime)
-        # T4, B11, B19: every other seat holding police decides, passed or not.
+        # T4, B11, B19: every other seat decides, passed or not (C3: those without a
+        # police card too, with ["no_police"]; only empty hands, public, are not asked).
         if self._police_seats():
             self.phase = POLICE_WINDOW
         else:
             self._police(())
 
     def _police_seats(self) -> tuple[int, ...]:
-        return tuple(
-            p for p in range(self.players) if p != self.winner and POLICE in self.hands[p]
-        )
+        """D2: every seat but the winner, except empty hands (public, C3)."""
+        hands = self.hands
+        return tuple(p for p in range(self.players) if p != self.winner and hands[p])
 
     def _police(self, seats: tuple[int, ...] | list[int]) -> None:
         """T4: reveal the police cards laid at once (B10: one per seat), then T5."""
@@ -234,8 +238,10 @@ class DagensBrott(Game):
         assert self.winner is not None  # set at T3
         if not seats:
             self._score()
-        elif ESCAPE in self.hands[self.winner]:
-            self.phase = ESCAPE_WINDOW  # T5: the winner may escape (D3)
+        elif self.hands[self.winner]:
+            # T5/D3, C3: the winner is asked whenever police were laid, with
+            # ["no_escape"] if it holds no escape card; an empty hand (public) is not.
+            self.phase = ESCAPE_WINDOW
         else:
             self._escape(False)
 
@@ -309,7 +315,8 @@ class DagensBrott(Game):
         if self.phase == LAYING:
             if seat != self.turn:
                 return []
-            # D1: pass, or lay any legal card (B5: it need not beat the best), deduplicated.
+            # D1: pass, or lay any legal card (B5: it need not beat the best), deduplicated;
+            # just ["pass"] without one (T2: a forced pass, asked all the same, C3).
             out: list[Action] = [PASS]
             suit, last = self._suit, None
             for card in self.hands[seat]:
@@ -319,9 +326,10 @@ class DagensBrott(Game):
             return out
         if seat not in self.to_act():
             return []
+        # D2 / D3; a seat without the card is asked all the same, with one action (C3).
         if self.phase == POLICE_WINDOW:
-            return [POLICE_ACT, NO_POLICE]  # D2
-        return [ESCAPE_ACT, NO_ESCAPE]  # D3
+            return [POLICE_ACT, NO_POLICE] if POLICE in self.hands[seat] else [NO_POLICE]
+        return [ESCAPE_ACT, NO_ESCAPE] if ESCAPE in self.hands[seat] else [NO_ESCAPE]
 
     def default_action(self, seat: int) -> Action:
         # RULES.md 3.7: D1 pass, D2 no_police, D3 no_escape.
@@ -442,32 +450,14 @@ class DagensBrott(Game):
         twin.hands = [list(h) for h in self.hands]
         twin.crime_deck = rng.shuffle("resample", twin.crime_deck)
         # The other hands and the set-aside cards are redrawn from the cards `seat`
-        # cannot see, keeping every size. Passes say nothing (passing is voluntary
-        # and forced passes look the same); what is public is that a seat whose turn
-        # it is holds a legal card, that an open police window has a police holder,
-        # and that an open escape window's winner holds an escape card.
+        # cannot see, keeping every size. Nothing else constrains them: passes and
+        # declined police or escape say nothing (forced ones are asked and announced
+        # alike), and who is asked depends on public information only (C3).
         others = [p for p in range(self.players) if p != seat]
-        unseen = [c for p in others for c in self.hands[p]] + self.set_aside
-        for _ in range(100):
-            drawn = rng.shuffle("resample", unseen)
-            for p in others:
-                size = len(self.hands[p])
-                twin.hands[p] = sorted(drawn[:size], key=self._order.__getitem__)
-                drawn = drawn[size:]
-            twin.set_aside = drawn
-            if twin._consistent():
-                return twin
-        # Very unlikely: keep the true deal, which is always consistent.
-        twin.hands = [list(h) for h in self.hands]
-        twin.set_aside = list(self.set_aside)
+        drawn = rng.shuffle("resample", [c for p in others for c in self.hands[p]] + self.set_aside)
+        for p in others:
+            size = len(self.hands[p])
+            twin.hands[p] = sorted(drawn[:size], key=self._order.__getitem__)
+            drawn = drawn[size:]
+        twin.set_aside = drawn
         return twin
-
-    def _consistent(self) -> bool:
-        """Whether the pending decision is possible with the current hands."""
-        if self.phase == LAYING:
-            assert self.turn is not None  # a lay-or-pass decision is pending
-            return self._can_lay(self.turn)
-        if self.phase == POLICE_WINDOW:
-            return bool(self._police_seats())
-        assert self.winner is not None  # the escape window is the winner's
-        return ESCAPE in self.hands[self.winner]
