@@ -92,7 +92,11 @@ def test_4_6b_c25_three_redcoats_hang_the_player():
     remaining steps skipped (no nooses)."""
     g = game(2, coaches=("bullion", "traveller"), abilities=("bribe_judge", "lucky_charm"),
              bag=["copper", "redcoat", "redcoat", "redcoat"])
-    events = wheel(g, 1, HORSE)
+    answer(g, "D1", "none", "none")
+    wheel(g, 1, HORSE)
+    answer(g, "D4", "none")
+    assert g.legal_actions(0) == ["none"]  # D6 (C3): hazards drawn, no lucky_charm
+    events = answer(g, "D6", "none")
     assert of_type(events, "hanged") == [{"seat": 0, "round": 1, "coins_lost": 1, "health": 1}]
     buried = [e for e in events if e.type == "buried"]
     assert buried[0].to == () and buried[0].data["cards"] == ["bribe_judge"]
@@ -347,7 +351,7 @@ def test_4_9_abilities_private_counts_public():
 
 def test_4_9_every_view_is_a_function_of_what_the_seat_may_know():
     """4.9 + C3: resampling everything a seat cannot know never changes its view, its
-    legal actions or whether it acts, along heuristic games with every decision kind."""
+    legal actions or who acts, along heuristic games with every decision kind."""
     seen = Counter()
     for seed in range(4):
         for n, talk in ((3, False), (5, True)):
@@ -359,7 +363,7 @@ def test_4_9_every_view_is_a_function_of_what_the_seat_may_know():
                 for seat in range(n):
                     twin = g.resample_hidden(seat, rng.next_u64())
                     assert twin.view(seat) == g.view(seat)
-                    assert (seat in twin.to_act()) == (seat in g.to_act())
+                    assert twin.to_act() == g.to_act()  # C3: no timing channel
                     assert twin.legal_actions(seat) == g.legal_actions(seat)
                 g.apply({s: bots[s].act(g.view(s), g.legal_actions(s)) for s in g.to_act()})
     assert set(seen) >= {"D1", "D2", "D3", "D3t", "D4", "D6", "D7"}
@@ -370,7 +374,7 @@ def test_4_9_resample_keeps_own_spyglass_peek_and_redraws_the_rest():
     face-down coaches and other hands change."""
     g = game(3, coaches=("bullion", "trap", "mail"),
              abilities=("spyglass", "lucky_charm", "bribe_judge"))
-    answer(g, "D1", {"spyglass": 2})
+    answer(g, "D1", {"spyglass": 2}, "none", "none")
     kinds = set()
     for seed in range(30):
         twin = g.resample_hidden(0, seed)
@@ -378,6 +382,20 @@ def test_4_9_resample_keeps_own_spyglass_peek_and_redraws_the_rest():
         assert twin.hand[0] == []
         kinds.add(full(twin)["table"][0]["kind"])
     assert len(kinds) > 2
+
+
+def test_4_9_c3_resample_redraws_the_cards_of_the_seats_asked_now():
+    """4.9 + C3: which cards another seat holds is hidden, even while it is asked: the
+    twin redraws them (keeping the public counts) and still asks the same seats."""
+    g = game(3, abilities=("spyglass", "lucky_charm", "bribe_judge"))
+    assert g.pending["id"] == "D1" and g.to_act() == (0, 1, 2)
+    hands = set()
+    for seed in range(40):
+        twin = g.resample_hidden(0, seed)
+        assert twin.hand[0] == ["spyglass"] and twin.to_act() == g.to_act()
+        assert [len(h) for h in twin.hand] == [1, 1, 1]
+        hands.add((tuple(twin.hand[1]), tuple(twin.hand[2])))
+    assert len(hands) > 3  # not pinned: seat 1 or 2 may hold a planning card, or not
 
 
 def test_4_9_resample_keeps_coin_tags_before_silver():

@@ -218,25 +218,40 @@ def test_step1_c10_c11_k_equals_riders_and_forced_sitters_get_no_coach():
     assert rnd == {"round": 2, "riders": [1, 2], "forced": [0], "coaches": 2}
 
 
-def test_step2_d1_asks_only_riders_holding_a_planning_ability():
-    """Step 2/D1: simultaneous, only riders holding spyglass or surgeon (4.7)."""
+def test_step2_d1_asks_every_rider_holding_a_card_c3():
+    """Step 2/D1 + C3: simultaneous; every rider holding an ability card is asked, usable
+    at planning or not (the kinds are hidden, 4.9); without spyglass or surgeon the only
+    legal action is "none", so the timing tells nobody who holds what."""
     g = game(3, abilities=("spyglass", "bribe_judge", "surgeon"))
-    assert g.pending["id"] == "D1" and g.to_act() == (0, 2)
+    assert g.pending["id"] == "D1" and g.to_act() == (0, 1, 2)
     assert g.legal_actions(0) == ["none", {"spyglass": 1}, {"spyglass": 2}, {"spyglass": 3}]
+    assert g.legal_actions(1) == ["none"]
     assert g.legal_actions(2) == ["none", "surgeon"]
-    assert g.legal_actions(1) == []
-    assert g.default_action(0) == g.default_action(2) == "none"
-    assert g.view(1)["decision"] is None and g.view(0)["decision"] == {"id": "D1"}
-    answer(g, "D1", "none", "none")
+    assert g.default_action(0) == g.default_action(1) == g.default_action(2) == "none"
+    assert g.view(1)["decision"] == g.view(0)["decision"] == {"id": "D1"}
+    events = answer(g, "D1", "none", "none", "none")
+    assert not of_type(events, "ability_used")  # a declined ability leaves no trace
     assert g.pending["id"] == "D2" and g.to_act() == (0, 1, 2)
     assert g.view(0)["me"]["abilities"] == ["spyglass"]  # "none" keeps the card
+    assert g.view(1)["me"]["abilities"] == ["bribe_judge"]
+
+
+def test_step2_d1_a_rider_without_ability_cards_is_not_asked():
+    """D1: the number of cards held is public (4.9), so a rider holding none is not asked;
+    without any cards at all there is no D1."""
+    g = game(2, abilities=("spyglass", "surgeon"))
+    answer(g, "D1", {"spyglass": 1}, "none")
+    wheel(g, HORSE, HORSE)
+    assert g.round == 2 and g.view(1)["highwaymen"][0]["abilities"] == 0
+    assert g.pending["id"] == "D1" and g.to_act() == (1,)
+    assert game(2).pending["id"] == "D2"  # start_abilities 0: nobody holds a card
 
 
 def test_step2_d1_spyglass_peek_is_private_and_the_card_removed():
     """D1 spyglass: the user privately sees the coach; the use (and its target) is public
     and the card leaves the game [TEXT]."""
     g = game(2, coaches=("bullion", "trap"), abilities=("spyglass", "lucky_charm"))
-    events = answer(g, "D1", {"spyglass": 2})
+    events = answer(g, "D1", {"spyglass": 2}, "none")
     peek = [e for e in events if e.type == "peek"]
     assert len(peek) == 1 and peek[0].to == (0,)
     assert peek[0].data["card"] == CARDS["trap"] and peek[0].data["coach"] == 2
@@ -266,11 +281,12 @@ def test_step3_d2_legal_actions_default_and_c32_no_loot_bag():
 def test_step3_c33_forced_sitters_may_only_horse_or_retire_and_use_no_ability():
     """Step 3/C33 [HOUSE]: a forced sitter chooses HORSE or RETIRE and is not asked D1."""
     g = game(2, coaches=("trap", "traveller"), abilities=("bribe_judge", "surgeon"))
-    answer(g, "D1", "none")  # seat 1's surgeon
+    answer(g, "D1", "none", "none")  # both hold a card (C3)
     wheel(g, 1, HORSE)
+    answer(g, "D4", "none")  # seat 0 holds a card: asked, with only "none"
     answer(g, "D5", "none")  # seat 0 declines the bribe: captured
     assert g.round == 2 and g.view(0)["highwaymen"][0]["forced_sitout"]
-    # Seat 0 still holds nothing usable at D1 anyway; seat 1 (a rider) is asked D1.
+    # Seat 0 holds a card but is not a rider; seat 1 (a rider with a card) is asked D1.
     assert g.to_act() == (1,)
     answer(g, "D1", "none")
     assert g.legal_actions(0) == [HORSE, RETIRE]
@@ -280,10 +296,18 @@ def test_step3_c33_forced_sitters_may_only_horse_or_retire_and_use_no_ability():
 def test_step3_c33_a_forced_sitter_with_a_planning_card_is_not_asked_d1():
     """C33: abilities no, for forced sitters, even holding spyglass or surgeon."""
     g = game(2, coaches=("trap", "traveller"), abilities=("surgeon", "lucky_charm"))
-    answer(g, "D1", "none")
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)
+    answer(g, "D4", "none")
+    # C3: a captured robber holding a card is asked D5 even without bribe_judge.
+    assert g.pending["id"] == "D5" and g.legal_actions(0) == ["none"]
+    assert g.default_action(0) == "none"
+    events = answer(g, "D5", "none")
+    assert of_type(events, "captured") == [{"seat": 0, "coach": 1}]
     assert g.round == 2 and g.view(0)["highwaymen"][0]["forced_sitout"]
-    assert g.pending["id"] == "D2"  # no D1: seat 0 (surgeon) is not a rider
+    assert g.pending["id"] == "D1" and g.to_act() == (1,)  # seat 0 (surgeon) is no rider
+    assert g.legal_actions(0) == []
+    answer(g, "D1", "none")
     assert g.legal_actions(0) == [HORSE, RETIRE]
 
 
@@ -568,6 +592,7 @@ def test_d4_fast_horse_abandons_a_trap_without_sitting_out():
     nooses, and it is not a sit-out (no -1 notoriety, no heal)."""
     g = game(2, coaches=("trap", "traveller"), abilities=("fast_horse", "bribe_judge"),
              options={"start_notoriety": 2})
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)
     assert g.pending["id"] == "D4" and g.to_act() == (0,)
     assert g.view(0)["coaches"][0]["card"] == CARDS["trap"]  # decided after the reveal
@@ -585,6 +610,7 @@ def test_d4_fast_horse_avoids_guards_and_inside_man_adds_a_draw():
     """6b/D4: fast_horse avoids guard wounds; inside_man gives +1 draw."""
     g = game(2, coaches=("bullion", "noble"), abilities=("fast_horse", "inside_man"),
              bag=["copper"] * 4)
+    answer(g, "D1", "none", "none")
     wheel(g, 1, 2)
     answer(g, "D4", "fast_horse")
     assert g.to_act() == (1,) and g.pending["coach"] == 2
@@ -601,6 +627,7 @@ def test_d4_is_sequential_in_seat_order_and_a_sharer_leaving_keeps_the_others_dr
     leaves by fast_horse, the other keeps one draw (not the full card)."""
     g = game(2, coaches=("noble", "traveller"), abilities=("fast_horse", "inside_man"),
              bag=["copper"] * 4)
+    answer(g, "D1", "none", "none")
     wheel(g, 1, 1)
     answer(g, "D3", SHARE, SHARE)
     assert g.to_act() == (0,)
@@ -614,8 +641,9 @@ def test_d4_is_sequential_in_seat_order_and_a_sharer_leaving_keeps_the_others_dr
 def test_d4_inside_man_on_a_trap_is_spent_for_nothing():
     """6b/6c: inside_man is used before the trap: captured anyway, the card is gone."""
     g = game(2, coaches=("trap", "traveller"), abilities=("inside_man", "lucky_charm"))
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)
-    events = answer(g, "D4", "inside_man")
+    events = answer(g, "D4", "inside_man")  # now without cards: no D5 (a public count)
     assert of_type(events, "captured") == [{"seat": 0, "coach": 1}]
     assert g.view(0)["me"]["abilities"] == []
 
@@ -625,10 +653,12 @@ def test_d5_bribe_judge_releases_without_payment_or_sit_out():
     payment, no sit-out; he still gets no loot and no nooses. Default: use."""
     g = game(2, coaches=("merchant", "traveller", "trap"), abilities=("bribe_judge", "surgeon"),
              bag=["copper", "copper"])
-    answer(g, "D1", "none")
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)  # round 1: seat 0 gets 2 coins
-    answer(g, "D1", "none")
+    answer(g, "D4", "none")
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)  # round 2: coach 1 is the trap
+    answer(g, "D4", "none")
     assert g.pending["id"] == "D5" and g.to_act() == (0,)
     assert g.legal_actions(0) == ["bribe_judge", "none"]
     assert g.default_action(0) == "bribe_judge"
@@ -643,7 +673,9 @@ def test_d5_bribe_judge_releases_without_payment_or_sit_out():
 def test_d5_declining_the_bribe_means_capture():
     """6c/D5 "none": captured, pays half at resolution and sits out next round."""
     g = game(2, coaches=("trap", "traveller"), abilities=("bribe_judge", "lucky_charm"))
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)
+    answer(g, "D4", "none")
     events = answer(g, "D5", "none")
     assert of_type(events, "captured") == [{"seat": 0, "coach": 1}]
     assert of_type(events, "resolution")[0]["sits_out_next"]
@@ -654,7 +686,9 @@ def test_d6_lucky_charm_returns_a_drawn_hazard_which_has_no_effect():
     back to the bag and has no effect."""
     g = game(2, coaches=("noble", "traveller"), abilities=("lucky_charm", "bribe_judge"),
              bag=["copper", "redcoat", "copper"])
+    answer(g, "D1", "none", "none")
     wheel(g, 1, HORSE)
+    answer(g, "D4", "none")
     assert g.pending["id"] == "D6" and g.to_act() == (0,)
     assert g.legal_actions(0) == ["none", {"lucky_charm": "redcoat"}]
     assert g.default_action(0) == "none"
@@ -669,25 +703,53 @@ def test_d6_lucky_charm_returns_a_drawn_hazard_which_has_no_effect():
 
 
 def test_d6_not_asked_without_a_hazard():
-    """D6: no hazard drawn, no decision."""
+    """D6: no hazard drawn (public), no decision."""
     g = game(2, coaches=("merchant", "traveller"), abilities=("lucky_charm", "bribe_judge"),
              bag=["copper", "copper"])
-    events = wheel(g, 1, HORSE)
+    answer(g, "D1", "none", "none")
+    wheel(g, 1, HORSE)
+    events = answer(g, "D4", "none")
+    assert of_type(events, "round_end") and g.pending["id"] == "D1"
+
+
+def test_d6_asks_a_card_holder_without_lucky_charm_who_drew_a_hazard():
+    """D6 + C3: a robber who drew a hazard and holds any card is asked; without
+    lucky_charm the only legal action is "none" (the default), which leaves no trace.
+    A robber holding no card is not asked (a public count)."""
+    g = game(2, coaches=("noble", "traveller"), abilities=("bribe_judge", "lucky_charm"),
+             bag=["copper", "shot", "copper"])
+    answer(g, "D1", "none", "none")
+    wheel(g, 1, HORSE)
+    answer(g, "D4", "none")
+    assert g.pending == {"id": "D6", "seats": (0,), "coach": 1,
+                         "drawn": {"shot": 1, "redcoat": 0}}
+    assert g.legal_actions(0) == ["none"] and g.default_action(0) == "none"
+    events = answer(g, "D6", "none")
+    assert not of_type(events, "ability_used")
+    assert of_type(events, "resolution")[0]["wounds"] == 1
+    g = game(2, coaches=("noble", "traveller"), bag=["copper", "shot", "copper"])
+    events = wheel(g, 1, HORSE)  # no cards at all: no D4, no D6
     assert of_type(events, "round_end") and g.pending["id"] == "D2"
 
 
 def test_c6_abilities_are_offered_only_in_their_window():
     """C6/4.7 [HOUSE]: a pre-loot card is not offered at planning, a planning card not at
-    pre-loot; players sitting out are never asked."""
+    pre-loot (its holder is asked, C3, with "none" only); players sitting out are never
+    asked."""
     g = game(2, coaches=("merchant", "traveller"), abilities=("inside_man", "spyglass"),
              bag=["copper"] * 3)
-    assert g.to_act() == (1,)  # D1: only the spyglass holder
-    answer(g, "D1", "none")
+    assert g.to_act() == (0, 1)  # D1: both hold a card
+    assert g.legal_actions(0) == ["none"]
+    answer(g, "D1", "none", "none")
     wheel(g, 1, 2)
     assert g.pending["id"] == "D4" and g.to_act() == (0,)
+    assert g.legal_actions(0) == ["none", "inside_man"]
+    answer(g, "D4", "none")
+    assert g.pending["id"] == "D4" and g.to_act() == (1,)
+    assert g.legal_actions(1) == ["none"]
     answer(g, "D4", "none")
     assert g.round == 2 and g.pending["id"] == "D1"
-    answer(g, "D1", "none")
+    answer(g, "D1", "none", "none")
     events = wheel(g, HORSE, HORSE)
     assert not any(e.type == "ability_used" for e in events)
 
@@ -699,6 +761,6 @@ def test_4_7_at_most_one_ability_per_window():
              options={"start_abilities": 2})
     assert g.view(0)["me"]["abilities"] == ["spyglass", "surgeon"]
     assert g.legal_actions(0) == ["none", {"spyglass": 1}, {"spyglass": 2}, "surgeon"]
-    answer(g, "D1", {"spyglass": 1})
+    answer(g, "D1", {"spyglass": 1}, "none")
     assert g.pending["id"] == "D2"
     assert g.view(0)["me"]["abilities"] == ["surgeon"]

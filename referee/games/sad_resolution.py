@@ -15,13 +15,11 @@ from typing import Any
 from . import sad_encounter as enc
 from .sad_data import (
     ACTIVE,
-    BRIBE_JUDGE,
     COIN_BIT,
     COIN_KINDS,
     GOLD,
     HANGED,
     HAZARDS,
-    LUCKY_CHARM,
     REDCOAT,
     SHOT,
     SILVER,
@@ -100,20 +98,21 @@ class ResolutionMixin(SadState):
         return state["order"][state["cursor"] - 1]
 
     def _stage_pre_loot(self) -> None:
-        """6b: D4 for each robber holding fast_horse or inside_man, in seat order."""
+        """6b: D4 for each robber holding an ability card (any kind, C3), in seat order."""
         state = self.coach_state
         while (p := self._next_robber()) is not None:
-            if self._holds(p, "pre_loot"):
+            if self._may_ask(p):
                 self._ask("D4", [p], coach=state["coach"])
                 return
         state["order"], state["cursor"] = list(state["robbers"]), 0
         self.stage = "trap" if self.cards[state["kind"]]["trap"] else "loot"
 
     def _stage_trap(self) -> None:
-        """6c: every remaining robber is captured, one at a time; D5 for bribe_judge holders."""
+        """6c: every remaining robber is captured, one at a time; D5 for each one holding
+        an ability card (any kind, C3: without bribe_judge its only action is "none")."""
         k = self.coach_state["coach"]
         while (p := self._next_robber()) is not None:
-            if BRIBE_JUDGE in self.hand[p]:
+            if self._may_ask(p):
                 self._ask("D5", [p], coach=k)
                 return
             self._capture(p, k)
@@ -125,7 +124,8 @@ class ResolutionMixin(SadState):
         self._emit("captured", seat=seat, coach=coach)
 
     def _stage_loot(self) -> None:
-        """6d: guard wounds, the draw, then D6 for a lucky_charm holder who drew a hazard."""
+        """6d: guard wounds, the draw, then D6 for a robber who drew a hazard and holds an
+        ability card (any kind, C3: without lucky_charm its only action is "none")."""
         state = self.coach_state
         k, card = state["coach"], self.cards[state["kind"]]
         while (p := self._next_robber()) is not None:
@@ -136,7 +136,7 @@ class ResolutionMixin(SadState):
             n = (card["treasure"] if state["outcome"] == enc.SOLO else 1) + self.extra[p]
             drawn = self._draw(p, k, n)
             self.nooses[p] = card["nooses"]  # successful (C15: sharers too)
-            if LUCKY_CHARM in self.hand[p] and (drawn[SHOT] or drawn[REDCOAT]):
+            if self._may_ask(p) and (drawn[SHOT] or drawn[REDCOAT]):
                 self._ask("D6", [p], coach=k, drawn=drawn)
                 return
         self.stage = "coaches"

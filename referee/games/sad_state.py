@@ -90,8 +90,8 @@ class SadState(Game):
         """The seats whose wheel chose ``coach`` (1-based)."""
 
     @abstractmethod
-    def _holds(self, seat: int, window: str) -> bool:
-        """Whether ``seat`` holds an ability card of ``window``."""
+    def _may_ask(self, seat: int) -> bool:
+        """Whether an ability window (D1, D4-D6) asks ``seat``: it holds any card (public)."""
 
     @abstractmethod
     def money(self, seat: int) -> int:

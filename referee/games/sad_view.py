@@ -17,12 +17,9 @@ from typing import Any
 
 from .base import clone_json
 from .rng import GameRandom
-from .sad_data import COIN_BIT, COIN_KINDS, HAZARDS, TOKEN_KINDS, WINDOWS
+from .sad_data import COIN_BIT, COIN_KINDS, HAZARDS, TOKEN_KINDS
 from .sad_resolution import coin_key
 from .sad_state import SadState
-
-# The decisions whose askers are told apart by a private ability card (4.7).
-_WINDOW_OF_DECISION = {"D1": "planning", "D4": "pre_loot", "D5": "judgement", "D6": "post_draw"}
 
 
 class ViewMixin(SadState):
@@ -143,14 +140,17 @@ class ViewMixin(SadState):
     def resample_hidden(self, seat: int, seed: int) -> Any:
         """A twin that ``seat`` cannot tell apart, with every hidden fact redrawn.
 
-        Kept: the public state and log, ``seat``'s own coins, cards and peeks, the
+        Kept: the public state and log (including how many ability cards each seat
+        holds and which it used), ``seat``'s own coins, cards and peeks, and the
         cards ``seat`` put back into the ability deck (still there until another
-        seat draws), and the window cards of the other seats asked right now (the
-        twin stays at the same decision). Redrawn: the unseen coach cards (deck,
-        face-down coaches, unrevealed discards), the other seats' abilities and D7
-        candidates from the unseen ability cards, the ability deck order, and the
-        coin denominations in other pouches and the bag within the public counts
-        and within what was in the bag when each coin was drawn.
+        seat draws). Redrawn: the unseen coach cards (deck, face-down coaches,
+        unrevealed discards), the kinds of the other seats' ability cards (all of
+        them, including those of seats asked right now: who is asked depends only
+        on the public counts, RULES.md C3), their D7 candidates, the buried cards
+        and the ability deck order, all from the unseen ability cards, and the coin
+        denominations in other pouches and the bag within the public counts and
+        within what was in the bag when each coin was drawn. The seats a pending
+        ability window asks are then derived again from the twin (:meth:`_reask`).
         """
         self.check_seat(seat)
         twin = copy.deepcopy(self)
@@ -159,7 +159,24 @@ class ViewMixin(SadState):
             twin._resample_coaches(seat)
             twin._resample_abilities(seat)
             twin._resample_coins(seat)
+            twin._reask()
         return twin
+
+    def _reask(self) -> None:
+        """Who the pending ability window asks, derived again from the redrawn state.
+
+        The twin must be a state the engine could have reached, so its pending
+        decision asks the seats the engine would ask in it. If that set depended on
+        a redrawn (hidden) fact, the twin's ``to_act`` would differ from the game's
+        and the conformance check would report the leak (RULES.md C3).
+        """
+        pending = self.pending
+        if pending is None:
+            return
+        if pending["id"] == "D1":
+            pending["seats"] = tuple(p for p in self.riders if self._may_ask(p))
+        elif pending["id"] in ("D4", "D5", "D6"):
+            pending["seats"] = tuple(p for p in pending["seats"] if self._may_ask(p))
 
     def _resample_coaches(self, seat: int) -> None:
         entries = [c for c in self.table + self.discard
@@ -171,26 +188,20 @@ class ViewMixin(SadState):
 
     def _resample_abilities(self, seat: int) -> None:
         pending = self.pending or {"id": None, "seats": ()}
-        window = WINDOWS.get(_WINDOW_OF_DECISION.get(pending["id"], ""), ())
         others = [p for p in range(self.players) if p != seat]
-        pinned = {p: [c for c in self.hand[p] if p in pending["seats"] and c in window]
-                  for p in others}
-        free = {p: list(self.hand[p]) for p in others}
-        for p in others:
-            for card in pinned[p]:
-                free[p].remove(card)
         rest = list(self.abilities)
         for card in self.known_in_deck[seat]:
             rest.remove(card)
         theirs = pending["id"] == "D7" and seat not in pending["seats"]
         cands = list(self.candidates) if theirs else []
-        pool = rest + [c for p in others for c in free[p]] + cands + self.buried
+        pool = rest + [c for p in others for c in self.hand[p]] + cands + self.buried
         pool = self.rng.shuffle("resample", pool)
         cut = len(rest)
         self.abilities = self.rng.shuffle("resample", self.known_in_deck[seat] + pool[:cut])
         for p in others:
-            self.hand[p] = pinned[p] + pool[cut: cut + len(free[p])]
-            cut += len(free[p])
+            held = len(self.hand[p])
+            self.hand[p] = pool[cut: cut + held]
+            cut += held
         if theirs:
             self.candidates = pool[cut: cut + len(cands)]
             cut += len(cands)

@@ -10,20 +10,26 @@ rounds the richest survivor wins; hanged highwaymen rank last.
 
 Decisions (RULES.md 4.9), each with its JSON actions and default:
 
-* D1 planning, simultaneous, riders holding spyglass/surgeon:
-  ``"none"`` | ``{"spyglass": k}`` | ``"surgeon"``; default ``"none"``.
+* D1 planning, simultaneous, every rider holding an ability card (any kind):
+  ``"none"`` | ``{"spyglass": k}`` | ``"surgeon"`` (the cards held); default ``"none"``.
 * D2 wheel of fate, simultaneous, every ACTIVE seat: ``{"coach": k}`` (riders,
   k = 1..K) | ``"HORSE"`` | ``"RETIRE"``; default ``"HORSE"``.
 * D3 encounter step, simultaneous, the coach's remaining participants:
   ``"SHARE"`` | ``"WITHDRAW"`` | ``{"shoot": seat}``; default ``"WITHDRAW"``.
 * D3t talk (option ``encounter_talk``): the same set, non-binding; default ``"SHARE"``.
-* D4 pre-loot, one robber at a time in seat order, holders only:
-  ``"none"`` | ``"fast_horse"`` | ``"inside_man"``; default ``"none"``.
-* D5 judgement, a captured holder of bribe_judge: ``"bribe_judge"`` | ``"none"``;
-  default ``"bribe_judge"`` (RULES.md 4.9: ``use``).
-* D6 post-draw, a robber holding lucky_charm who drew a hazard:
-  ``"none"`` | ``{"lucky_charm": "shot"|"redcoat"}``; default ``"none"``.
+* D4 pre-loot, one robber at a time in seat order, each robber holding an ability card:
+  ``"none"`` | ``"fast_horse"`` | ``"inside_man"`` (the cards held); default ``"none"``.
+* D5 judgement, each captured robber holding an ability card: ``"bribe_judge"`` (if
+  held) | ``"none"``; default ``"bribe_judge"`` if held (RULES.md 4.9: ``use``), else ``"none"``.
+* D6 post-draw, a robber holding an ability card who drew a hazard: ``"none"`` |
+  ``{"lucky_charm": "shot"|"redcoat"}`` (if held); default ``"none"``.
 * D7 ability pick at notoriety 4 and 7: ``{"keep": ability}``; default the first card.
+
+Who is asked in the ability windows (D1, D4-D6) depends only on public facts: the
+stage, the seat's role (rider, robber, captured, drew a hazard) and the public
+*number* of ability cards it holds, never their kinds (RULES.md 4.9). A seat asked
+without a usable card gets the one-action list ``["none"]``, so the time to its
+next ``act`` tells the others nothing (RULES.md C3, the timing clause).
 
 The module holds setup, the stage machine and the decisions; step 6-8 helpers are
 in :mod:`.sad_resolution`, views and hidden information in :mod:`.sad_view`, the
@@ -53,7 +59,6 @@ from .sad_data import (
     SPYGLASS,
     SURGEON,
     TOKEN_KINDS,
-    WINDOWS,
     ability_deck,
     check_options,
     coach_table,
@@ -178,9 +183,9 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         self.stage = "planning"
 
     def _stage_planning(self) -> None:
-        """Step 2: D1 for riders holding a planning ability (4.7)."""
+        """Step 2: D1 for every rider holding an ability card, usable now or not (C3)."""
         self.stage = "wheel"
-        askers = [p for p in self.riders if self._holds(p, "planning")]
+        askers = [p for p in self.riders if self._may_ask(p)]
         if askers:
             self._ask("D1", askers)
 
@@ -238,8 +243,10 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         if kind == "D4":
             return [NONE] + [a for a in (FAST_HORSE, INSIDE_MAN) if a in self.hand[seat]]
         if kind == "D5":
-            return [BRIBE_JUDGE, NONE]
+            return [BRIBE_JUDGE, NONE] if BRIBE_JUDGE in self.hand[seat] else [NONE]
         if kind == "D6":
+            if LUCKY_CHARM not in self.hand[seat]:
+                return [NONE]
             return [NONE] + [{LUCKY_CHARM: h} for h in HAZARDS if pending["drawn"][h]]
         return [{"keep": card} for card in self.candidates]  # D7
 
@@ -251,8 +258,8 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
             return enc.WITHDRAW
         if kind == "D3t":
             return enc.SHARE
-        if kind == "D5":
-            return BRIBE_JUDGE  # RULES.md 4.9: default `use`
+        if kind == "D5":  # RULES.md 4.9: default `use` (when held)
+            return BRIBE_JUDGE if BRIBE_JUDGE in self.hand[seat] else NONE
         if kind == "D7":
             return {"keep": self.candidates[0]}
         return NONE  # D1, D4, D6
@@ -283,8 +290,15 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         self.removed.append({"seat": seat, **record})
         self._emit("ability_used", seat=seat, **record, **details)
 
-    def _holds(self, seat: int, window: str) -> bool:
-        return any(card in WINDOWS[window] for card in self.hand[seat])
+    def _may_ask(self, seat: int) -> bool:
+        """Whether an ability window asks ``seat``: it holds a card, of any kind.
+
+        The number of cards held is public (RULES.md 4.9), their kinds are not, so
+        a seat is asked whether or not its cards fit the window; without a usable
+        one its only legal action is ``"none"`` (RULES.md C3: a forced move must
+        not show, not even by timing).
+        """
+        return bool(self.hand[seat])
 
     def _do_D1(self, pending: dict[str, Any], actions: dict[int, Action]) -> None:
         """Step 2: spyglass peeks privately (its target is public); surgeon heals publicly."""
