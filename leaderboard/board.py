@@ -93,24 +93,23 @@ def _apply(table: dict[int, _Standing], env: Environment, seats: list) -> None:
 
 def _save(store: Store, game: str, done: _Computed) -> None:
     """Store computed ratings (nothing when there was nothing to rate)."""
-    table, rated, last, count, reset = (done.table, done.rated, done.last, done.count,
-                                        done.reset)
-    if not (rated or reset):
+    if not (done.rated or done.reset):
         return
+    rated = done.rated
     with store.transaction() as conn:
-        if reset:
+        if done.reset:
             conn.execute("DELETE FROM ratings WHERE game = ?", (game,))
             conn.execute("UPDATE games SET rated = 0 WHERE game = ?", (game,))
         conn.executemany(
             "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(game, bot, s.rating.mu, s.rating.sigma, s.games, s.wins, s.rank_sum, s.faults)
-             for bot, s in table.items()])
+             for bot, s in done.table.items()])
         for start in range(0, len(rated), 500):
             chunk = rated[start:start + 500]
             conn.execute(f"UPDATE games SET rated = 1 WHERE id IN ({','.join('?' * len(chunk))})",
                          chunk)
         conn.execute("UPDATE leaderboards SET rated_tournament = ?, rated_idx = ?, "
-                     "rated_games = ? WHERE game = ?", (*last, count, game))
+                     "rated_games = ? WHERE game = ?", (*done.last, done.count, game))
 
 
 OPTIMISTIC_TRIES = 3

@@ -111,6 +111,7 @@ class Store:
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
         self._depth = 0  # how many transaction() blocks are open (nested ones join the outer)
+        self._reading = False  # inside a snapshot(): a read transaction, no writes
         if not self.path.exists() and not create:
             raise StoreError(f"no database at {str(self.path)!r}; run a command that "
                              f"creates it (arena bot add, arena tournament run) or pass --db")
@@ -183,6 +184,9 @@ class Store:
         Nested, it joins the outer one, which commits or rolls back the whole.
         """
         conn = self.db.conn
+        if self._reading:
+            raise RuntimeError("a write transaction inside a snapshot would not hold the "
+                               "write lock from its first read")
         if self._depth:
             self._depth += 1
             try:
@@ -209,15 +213,15 @@ class Store:
         """A read transaction: every read inside sees the database as it was at the first,
         and, in WAL mode, no writer waits for it. Inside a transaction, it joins it."""
         conn = self.db.conn
-        if self._depth:
+        if self._depth or self._reading:
             yield conn
             return
         conn.execute("BEGIN DEFERRED")  # the snapshot is taken at the first read
-        self._depth = 1
+        self._reading = True
         try:
             yield conn
         finally:
-            self._depth = 0
+            self._reading = False
             conn.execute("ROLLBACK")  # it wrote nothing: nothing to keep
 
     def close(self) -> None:

@@ -696,3 +696,14 @@ def test_the_default_seed_is_random_and_kept(registered: Path) -> None:
         seeds.append(json.loads(arena("tournament", "show", name, "--json",
                                       db=registered).stdout)["seed"])
     assert seeds[0] != seeds[1] and 1 not in seeds
+
+
+def test_a_write_inside_a_snapshot_is_refused(db: Path) -> None:
+    """A snapshot holds no write lock: a save inside one could rest on stale reads."""
+    store = Store(db)
+    with store.snapshot(), pytest.raises(RuntimeError, match="inside a snapshot"), \
+            store.transaction():
+        pass
+    with store.transaction(), store.snapshot():  # a read inside a write joins it
+        assert store.one("SELECT COUNT(*) AS n FROM bots") == {"n": 0}
+    store.close()
