@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from arena import botstore, demo, tournament
-from arena.replay import narrate
+from arena.replay import narrate, visible
 from leaderboard import board, views
 from leaderboard.store import Store, StoreError
 from referee.errors import RefereeError
@@ -364,7 +364,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             # A seat's view: the events it was allowed to see and its own decisions only.
             # Not the steps between them (how many there were tells whether others had a
             # real choice, RULES.md C3), nor the seed (with it, every hidden card).
-            events = [e for e in events if "to" not in e or seat in e["to"]]
+            events = [e for e in events if visible(e, seat)]
             moves = [{str(seat): m[str(seat)]} for m in moves if str(seat) in m]
             seed = None
         if as_json:

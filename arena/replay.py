@@ -14,6 +14,12 @@ def _value(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def visible(event: dict[str, Any], seat: int | None) -> bool:
+    """Whether a stored event is in ``seat``'s view (None: the full view sees all):
+    public events, and those addressed to it (RULES.md C4)."""
+    return seat is None or "to" not in event or seat in event["to"]
+
+
 def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
             seat: int | None, moves: Sequence[dict[str, Any]] = ()) -> Iterator[str]:
     """Readable lines: who sat where, each event (marked private where it was), then each

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.replay import visible
 from leaderboard.store import Store
 from leaderboard.web.data import boards, not_found
 from leaderboard.web.layout import esc, link, num, page, status
@@ -111,10 +112,6 @@ def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
     return out
 
 
-def _visible(event: dict[str, Any], seat: int | None) -> bool:
-    return seat is None or "to" not in event or seat in event["to"]
-
-
 def _shown(rebuilt: Rebuilt, seat: int | None) -> list[int]:
     """The positions a perspective shows. The full view: every one. A seat: the setup,
     each position where it was asked, and the end; what it saw live, no more. Between
@@ -141,7 +138,7 @@ def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
         diff = {k: v for k, v in view.items() if k not in before or before[k] != v}
         gone = [k for k in before if k not in view]
         events = [[n + 1, e] for n, e in enumerate(rebuilt.events[start:end], start)
-                  if _visible(e, seat)]
+                  if visible(e, seat)]
         decided = [[int(s), m["action"], m.get("by", ""), m.get("ms", 0)]
                    for step in range(previous + 1, i + 1) if step <= len(rebuilt.moves)
                    for s, m in sorted(rebuilt.moves[step - 1].items(), key=lambda kv: int(kv[0]))
