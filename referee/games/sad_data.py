@@ -33,7 +33,6 @@ WINDOWS = {
     "judgement": (BRIBE_JUDGE,),  # Step 6c, D5
     "post_draw": (LUCKY_CHARM,),  # Step 6d, D6
 }
-WINDOW_OF = {kind: window for window, kinds in WINDOWS.items() for kind in kinds}
 
 # Player status (RULES.md 4.4).
 ACTIVE, RETIRED, HANGED = "ACTIVE", "RETIRED", "HANGED"

@@ -59,6 +59,7 @@ from .sad_data import (
     SPYGLASS,
     SURGEON,
     TOKEN_KINDS,
+    WINDOWS,
     ability_deck,
     check_options,
     coach_table,
@@ -241,7 +242,7 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         if kind in ("D3", "D3t"):
             return enc.legal_actions(pending["seats"], seat)
         if kind == "D4":
-            return [NONE] + [a for a in (FAST_HORSE, INSIDE_MAN) if a in self.hand[seat]]
+            return [NONE] + [a for a in WINDOWS["pre_loot"] if a in self.hand[seat]]
         if kind == "D5":
             return [BRIBE_JUDGE, NONE] if BRIBE_JUDGE in self.hand[seat] else [NONE]
         if kind == "D6":
