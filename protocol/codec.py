@@ -7,6 +7,8 @@ become one clear message quoting the start of the input.
 
 from __future__ import annotations
 
+import codecs
+import json
 from typing import Any
 
 import msgspec
@@ -22,8 +24,24 @@ class ProtocolError(ValueError):
     """A message that is not a valid protocol message."""
 
 
-def _excerpt(data: bytes) -> str:
-    return repr(data[:80]) + ("..." if len(data) > 80 else "")
+QUOTE_BYTES = 80
+"""How many of a bot's bytes a fault message quotes."""
+
+
+def quote_bytes(data: bytes | bytearray | memoryview, limit: int = QUOTE_BYTES) -> str:
+    """The start of a bot's bytes as a JSON string, for a fault message (issue 13 B4).
+
+    A bot author reads JSON, not Python's ``b'...'`` repr: valid UTF-8 becomes the JSON
+    string of its text, and each byte that is not UTF-8 is written ``\\xNN`` inside it.
+    Past ``limit`` bytes the quote is cut (never inside a character) and followed by
+    ``... (N bytes)``, outside the string so that it stays valid JSON. Non-ASCII text
+    is ``\\u`` escaped, so hostile control or bidi characters reach no terminal or page.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+    cut = len(data) > limit
+    # final=False holds back a character the cut split, instead of escaping its halves.
+    quoted = json.dumps(decoder.decode(bytes(data[:limit]), final=not cut))
+    return f"{quoted}... ({len(data)} bytes)" if cut else quoted
 
 
 def encode(message: Any) -> bytes:
@@ -37,11 +55,11 @@ def _decode(decoder: msgspec.json.Decoder, data: bytes, limit: int) -> Any:
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as err:
-        raise ProtocolError(f"wrong shape: {err} in {_excerpt(data)}") from None
+        raise ProtocolError(f"wrong shape: {err} in {quote_bytes(data)}") from None
     except msgspec.DecodeError as err:
-        raise ProtocolError(f"not JSON: {err} in {_excerpt(data)}") from None
+        raise ProtocolError(f"not JSON: {err} in {quote_bytes(data)}") from None
     except RecursionError:  # belt and braces: typed decoding already bounds the depth
-        raise ProtocolError(f"nested too deep: {_excerpt(data)}") from None
+        raise ProtocolError(f"nested too deep: {quote_bytes(data)}") from None
 
 
 def decode_bot_message(data: bytes, limit: int = MAX_MESSAGE_BYTES) -> BotMessage:

@@ -26,7 +26,9 @@ and its connection closed, as libzmq's MAXMSGSIZE would (referee/zmtp.py)."""
 
 Name = Annotated[str, msgspec.Meta(max_length=64)]
 Token = Annotated[str, msgspec.Meta(max_length=256)]
-Seq = Annotated[int, msgspec.Meta(ge=0, le=2**53)]
+Seq = Annotated[int, msgspec.Meta(ge=1, le=2**53)]
+"""A message counter: it starts at 1 and the referee never sends ``seq`` 0, so the schemas
+say minimum 1 as docs/protocol.md §2 does (issue 13 B4); a bot's ``seq`` 0 is malformed."""
 Int = Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
 """Integers a bot sends stay within what every JSON implementation holds exactly."""
 Str = Annotated[str, msgspec.Meta(max_length=256)]
@@ -132,7 +134,7 @@ class Error(_Envelope, tag="error", kw_only=True):
 
     code: str
     message: str
-    ref_seq: int | None = None
+    ref_seq: Seq | None = None
     """The ``seq`` of the act the fault is about, if any."""
 
 

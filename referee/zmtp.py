@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import struct
 
+from protocol.codec import quote_bytes
+
 SIGNATURE_BYTES = 10
 GREETING_BYTES = 64
 MAX_COMMAND_BYTES = 64 * 1024
@@ -37,6 +39,12 @@ _GREETING = (b"\xff" + bytes(8) + b"\x7f"  # signature
              + b"NULL".ljust(20, b"\x00")  # mechanism
              + b"\x00"  # as-server: NULL has no roles
              + bytes(31))  # filler
+_SOCKET_TYPES = frozenset({b"PAIR", b"PUB", b"SUB", b"REQ", b"REP", b"DEALER", b"ROUTER",
+                           b"PULL", b"PUSH", b"XPUB", b"XSUB", b"STREAM", b"CLIENT", b"SERVER",
+                           b"RADIO", b"DISH", b"GATHER", b"SCATTER", b"DGRAM", b"PEER",
+                           b"CHANNEL"})
+"""The socket types of ZMTP 3.1 and libzmq's drafts: named bare in an error message;
+any other bytes are quoted as JSON (issue 13 B4)."""
 
 
 class ZmtpError(ValueError):
@@ -86,11 +94,11 @@ def _properties(data: bytes) -> dict[str, bytes]:
         name = data[at + 1:at + 1 + size]
         at += 1 + size
         if len(name) != size or at + 4 > len(data):
-            raise ZmtpError(f"a READY command with broken metadata: {data[:80]!r}")
+            raise ZmtpError(f"a READY command with broken metadata: {quote_bytes(data)}")
         (length,) = struct.unpack_from(">I", data, at)
         at += 4
         if at + length > len(data):
-            raise ZmtpError(f"a READY command with broken metadata: {data[:80]!r}")
+            raise ZmtpError(f"a READY command with broken metadata: {quote_bytes(data)}")
         found[name.decode("latin-1").lower()] = data[at:at + length]
         at += length
     return found
@@ -176,7 +184,7 @@ class ZmtpPeer:
         greeting = self._buffer
         if greeting[:1] not in (b"", b"\xff") or (
                 len(greeting) >= SIGNATURE_BYTES and not greeting[9] & 0x01):
-            raise ZmtpError(f"not ZMTP: the connection began with {bytes(greeting[:16])!r}")
+            raise ZmtpError(f"not ZMTP: the connection began with {quote_bytes(greeting, 16)}")
         if len(greeting) > SIGNATURE_BYTES and greeting[10] < 3:
             raise ZmtpError(f"ZMTP {greeting[10]}.x is not supported: this seat speaks ZMTP 3 "
                             f"(libzmq 4 or later, or any current ZeroMQ library)")
@@ -184,7 +192,7 @@ class ZmtpPeer:
             return
         mechanism = bytes(greeting[12:32]).rstrip(b"\x00")
         if mechanism != b"NULL":
-            raise ZmtpError(f"security mechanism {mechanism.decode('latin-1')!r} is not "
+            raise ZmtpError(f"security mechanism {quote_bytes(mechanism)} is not "
                             f"supported: use NULL, ZeroMQ's default (the seat's token "
                             f"authenticates the bot)")
         del greeting[:GREETING_BYTES]
@@ -212,14 +220,16 @@ class ZmtpPeer:
             socket_type = _properties(data).get("socket-type", b"")
             if socket_type not in self.peer_types:
                 wanted = " or ".join(t.decode() for t in sorted(self.peer_types))
-                raise ZmtpError(f"a {socket_type.decode('latin-1') or 'nameless'} socket "
+                shown = (socket_type.decode() if socket_type in _SOCKET_TYPES
+                         else quote_bytes(socket_type, 32) if socket_type else "nameless")
+                raise ZmtpError(f"a {shown} socket "
                                 f"cannot talk to this {self.socket_type.decode()}: "
                                 f"connect a {wanted}")
             self.outgoing += ready_command(self.socket_type)
             self.ready = True
         elif name == b"ERROR":
             reason = data[1:1 + data[0]] if data else b""
-            raise ZmtpError(f"the peer gave up the handshake: {reason.decode('latin-1')!r}")
+            raise ZmtpError(f"the peer gave up the handshake: {quote_bytes(reason)}")
         elif name == b"PING" and self.ready:
             # RFC 37 §3.6: answer with the PING's context (after its 2-byte TTL).
             self.outgoing += command(b"PONG", data[2:18])

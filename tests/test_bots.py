@@ -27,6 +27,7 @@ from protocol.codec import (
     decode_bot_message,
     decode_referee_message,
     encode,
+    quote_bytes,
 )
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Hello
 from referee.errors import BotSpecError
@@ -261,7 +262,7 @@ actions = scalars | st.dictionaries(st.text(max_size=256), scalars, max_size=16)
 
 
 @settings(max_examples=200, deadline=None)
-@given(seq=st.integers(0, 2**53), action=actions)
+@given(seq=st.integers(1, 2**53), action=actions)
 def test_a_valid_action_round_trips(seq: int, action: Any) -> None:
     message = Action(seq=seq, action=action)
     assert decode_bot_message(encode(message)) == message
@@ -346,6 +347,19 @@ def test_invalid_hellos_and_actions_are_refused(data: bytes) -> None:
         decode_bot_message(data)
 
 
+
+def test_a_bots_bytes_are_quoted_as_a_json_string() -> None:
+    """Issue 13 B4: valid UTF-8 as its text, other bytes as \\xNN, cut at a character."""
+    assert quote_bytes(b'{"a": 1}') == '"{\\"a\\": 1}"'
+    assert quote_bytes(b"\xff\x00ok") == '"\\\\xff\\u0000ok"'
+    assert json.loads(quote_bytes("\u00e9t\u00e9".encode())) == "\u00e9t\u00e9"
+    cut = quote_bytes(b"x" * 79 + "\u00e9".encode() + b"tail")  # the cut splits the \u00e9
+    assert cut == '"' + "x" * 79 + '"... (85 bytes)'
+    with pytest.raises(ProtocolError) as err:
+        decode_bot_message(b"\x80" * 200)
+    assert str(err.value).endswith(' in "' + "\\\\x80" * 80 + '"... (200 bytes)')
+
+
 def test_a_message_over_one_mebibyte_is_refused() -> None:
     padding = "x" * MAX_MESSAGE_BYTES
     data = json.dumps({"type": "action", "seq": 1, "action": "GO", "pad": padding}).encode()
@@ -423,6 +437,37 @@ def test_the_schema_refuses_what_the_decoder_refuses() -> None:
                 {"type": "hello", "protocol": 1, "token": "t", "name": "n" * 65}):
         assert not to_referee.is_valid(bad), bad
 
+
+
+def _seq_properties(node: Any) -> list[dict[str, Any]]:
+    """Every ``seq`` and ``ref_seq`` property of a schema, at any depth (each an integer
+    schema, or an ``anyOf`` holding one beside ``null``)."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.get("properties", {}).items():
+            if key in ("seq", "ref_seq"):
+                found += [v for v in value.get("anyOf", [value]) if v.get("type") == "integer"]
+        for value in node.values():
+            found += _seq_properties(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _seq_properties(value)
+    return found
+
+
+def test_the_schemas_seq_minimum_is_the_specs_first_seq() -> None:
+    """docs/protocol.md: "the referee never sends `seq` 0"; the schemas said minimum 0
+    (issue 13 B4). Both directions now say 1, and the decoder agrees."""
+    assert "the referee never sends `seq` 0" in DOC.read_text(encoding="utf-8")
+    for name in ("bot-to-referee.json", "referee-to-bot.json"):
+        found = _seq_properties(json.loads((SCHEMAS / name).read_text()))
+        assert found, name
+        assert {p.get("minimum") for p in found} == {1}, (name, found)
+    assert not _validator("bot-to-referee.json").is_valid(
+        {"type": "action", "seq": 0, "action": "GO"})
+    with pytest.raises(ProtocolError, match=">= 1"):
+        decode_bot_message(b'{"type":"action","seq":0,"action":"GO"}')
+    assert decode_bot_message(b'{"type":"action","seq":1,"action":"GO"}').seq == 1
 
 # ------------------------------------------------------------ the manifest
 def _folder(tmp_path: Path, manifest: str | None) -> str:

@@ -8,7 +8,9 @@ process of the bot is left running.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -107,6 +109,19 @@ def test_a_faulty_bot_is_recorded_and_forfeited(tmp_path: Path, mode: str, kind:
     assert seat.status == ("crash" if dies else "forfeit")
 
 
+def test_a_bots_undecodable_bytes_are_quoted_as_json_text(tmp_path: Path) -> None:
+    """Issue 13 B4: the fault message quotes the bot's bytes as a JSON string (invalid
+    UTF-8 as \\xNN inside it), not as Python's b'...' repr."""
+    (record,) = play(tmp_path, "not_utf8")
+    seat = record.seats[0]
+    assert seat.forfeited and seat.faults == {"malformed": 3}, seat.faults
+    for entry in seat.fault_log:
+        assert entry.startswith("malformed") and "not JSON" in entry, entry
+        assert "b'" not in entry and "b\"" not in entry, entry
+        quoted, _ = json.JSONDecoder().raw_decode(entry[entry.index(' in "') + 4:])
+        assert re.fullmatch(r'\{"type":"action","seq":\d+,"action":"\\xff\\xfeGO\x00"\}',
+                            quoted), quoted
+
 def test_a_forfeited_bot_is_stopped_at_once_and_fresh_for_the_next_game(tmp_path: Path) -> None:
     records = play(tmp_path, "illegal", games=2)
     for record in records:
@@ -139,7 +154,7 @@ def test_a_bot_with_a_security_mechanism_is_told_to_use_null(tmp_path: Path) -> 
     (record,) = play(tmp_path, "plain_auth", clocks=clocks)
     seat = record.seats[0]
     assert seat.status == "no_show"
-    assert ("security mechanism 'PLAIN' is not supported" in seat.fault_log[0]
+    assert ('security mechanism "PLAIN" is not supported' in seat.fault_log[0]
             or "no security mechanism" in seat.fault_log[0]), seat.fault_log
 
 

@@ -250,6 +250,8 @@ def main(mode: str) -> None:
             answer(sock, act)
         elif mode == "not_json":
             sock.send(b"\xffthis is not json{")
+        elif mode == "not_utf8":  # binary inside a string: quoted as JSON text (issue 13 B4)
+            sock.send(b'{"type":"action","seq":%d,"action":"\xff\xfeGO\x00"}' % act["seq"])
         elif mode == "wrong_shape":
             sock.send_json({"type": "action", "seq": act["seq"], "move": "GO"})
         elif mode == "deep":
