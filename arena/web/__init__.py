@@ -15,10 +15,11 @@ from arena.cli_league import db_option
 from leaderboard.store import StoreError
 from leaderboard.web import ReadOnlyStore
 
+from .limits import LimitError, ServeLimits
 from .server import is_loopback, make_server
 from .site import export_html, render
 
-__all__ = ["export_html", "make_server", "register_web", "render"]
+__all__ = ["ServeLimits", "export_html", "make_server", "register_web", "render"]
 
 
 def _open(db_path: Path) -> ReadOnlyStore:
@@ -37,13 +38,28 @@ def register_web(main: click.Group) -> None:
                   help="Address to listen on (loopback by default: only this machine).")
     @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
                   help="Port to listen on (0: any free port).")
-    def serve(db_path: Path, host: str, port: int) -> None:
+    @click.option("--max-connections", type=click.IntRange(1, 100_000),
+                  default=ServeLimits.max_connections, show_default=True,
+                  help="Connections served at once (lowered to fit the open-file limit); "
+                       "when all are taken, the one idle longest is closed for a newcomer.")
+    @click.option("--request-timeout", type=click.FloatRange(0.1, 3600),
+                  default=ServeLimits.request_timeout_s, show_default=True,
+                  help="Seconds a client has to send a whole request (line, headers, body).")
+    @click.option("--idle-timeout", type=click.FloatRange(0.1, 3600),
+                  default=ServeLimits.idle_timeout_s, show_default=True,
+                  help="Seconds a kept-alive connection may wait for its next request.")
+    def serve(db_path: Path, host: str, port: int, max_connections: int,
+              request_timeout: float, idle_timeout: float) -> None:
         """Serve the leaderboards, bots, head-to-head tables, tournaments and replays as a
         read-only web site. The database is opened read-only, so a running tournament
-        can go on writing to it. Ctrl-C stops the server."""
+        can go on writing to it. Slow and idle clients are cut off and connections are
+        capped (docs/web.md, "Limits"). Ctrl-C stops the server."""
         _open(db_path).close()  # a clear error now for a missing or foreign database
+        limits = ServeLimits(max_connections, request_timeout, idle_timeout)
         try:
-            server = make_server(db_path, host, port)
+            server = make_server(db_path, host, port, limits=limits)
+        except LimitError as err:
+            raise click.ClickException(str(err)) from None
         except OSError as err:
             raise click.ClickException(f"cannot listen on {host}:{port}: {err.strerror}") \
                 from None
@@ -51,6 +67,10 @@ def register_web(main: click.Group) -> None:
         shown = f"[{bound_host}]" if ":" in bound_host else bound_host
         click.echo(f"serving {db_path} read-only at http://{shown}:{bound_port}/ "
                    "(Ctrl-C stops)")
+        cap = server.slots.cap
+        click.echo(f"at most {cap} connection{'s' if cap != 1 else ''} at once, "
+                   f"{request_timeout:g} s to send a request, {idle_timeout:g} s idle",
+                   err=True)
         if not is_loopback(host):
             click.echo(f"warning: {host} is reachable from other machines; the pages show "
                        "every bot's results and fault logs", err=True)

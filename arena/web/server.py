@@ -3,15 +3,20 @@
 GET and HEAD only; every other method gets a 405 page. Each request opens
 the database read-only (SQLite ``mode=ro``), so the server never writes and
 sees a running tournament's newest games; a database that stays locked past
-the busy timeout gets a 503 page with a sentence, never a traceback.
+the busy timeout gets a 503 page with a sentence, never a traceback. Slow, idle
+and too many clients are held to the limits of :mod:`arena.web.limits`.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import logging
 import socket
+import sys
+import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -20,6 +25,15 @@ from urllib.parse import unquote, urlsplit
 from leaderboard.store import StoreError
 from leaderboard.web import ReadOnlyStore, error_page, is_busy
 
+from .limits import (
+    RENDER_SLOTS,
+    WRITE_TIMEOUT_S,
+    ServeLimits,
+    Slots,
+    Spare,
+    connection_cap,
+    refuse,
+)
 from .replay_js import SCRIPT
 from .site import render, root_of
 
@@ -41,15 +55,87 @@ HEADERS = {
 }
 
 
+_Request = socket.socket | tuple[bytes, socket.socket]  # socketserver's request type
+
+
 class ArenaServer(ThreadingHTTPServer):
-    """The HTTP server, with the database it shows."""
+    """The HTTP server, with the database it shows and the limits it keeps (issue 13 A9)."""
 
     daemon_threads = True
+    request_queue_size = 128  # the kernel's backlog: a burst waits there, not refused
 
-    def __init__(self, address: tuple[str, int], db_path: Path, busy_timeout_s: float) -> None:
+    def __init__(self, address: tuple[str, int], db_path: Path, busy_timeout_s: float,
+                 limits: ServeLimits) -> None:
         self.db_path = db_path
         self.busy_timeout_s = busy_timeout_s
+        self.limits = limits
+        self.slots = Slots(connection_cap(limits.max_connections))
+        self.render_slots = threading.BoundedSemaphore(RENDER_SLOTS)
+        self.busy_response = _busy_response()
+        self.spare = Spare()
         super().__init__(address, Handler)
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        """Accept; out of descriptors (EMFILE), give up the spare to accept and refuse one
+        connection, so the listening socket is drained and the loop never spins."""
+        try:
+            return self.socket.accept()
+        except OSError as err:
+            if err.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self._shed()
+            raise  # socketserver drops this round and selects again
+
+    def _shed(self) -> None:
+        shed = False
+        if self.spare.give_up():
+            try:
+                sock, _ = self.socket.accept()
+            except OSError:
+                pass
+            else:
+                refuse(sock, self.busy_response)
+                shed = True
+        if not (self.spare.take() and shed):
+            time.sleep(0.1)  # even the spare did not help: wait, never spin
+
+    def process_request(self, request: _Request, client_address: object) -> None:
+        """A thread for the connection if it gets a slot; else a 503 at once."""
+        assert isinstance(request, socket.socket)  # a stream server's requests are sockets
+        if not self.slots.admit(request, self.limits.request_timeout_s):
+            refuse(request, self.busy_response)
+            return
+        try:
+            super().process_request(request, client_address)
+        except RuntimeError:  # no thread could be started: refused, not dropped
+            self.slots.release(request)
+            refuse(request, self.busy_response)
+
+    def process_request_thread(self, request: _Request, client_address: object) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            assert isinstance(request, socket.socket)
+            self.slots.release(request)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that went away mid-answer is a line in the log, not a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            log.info("%s: %s", client_address, sys.exc_info()[1])
+        else:
+            log.exception("error answering %s", client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.spare.close()
+
+
+def _busy_response() -> bytes:
+    """The 503 sent to a connection refused before its request is read."""
+    body = error_page(503, "The server is busy: too many connections are open. Try again "
+                      "in a moment.", "/").encode()
+    head = "".join(f"{key}: {value}\r\n" for key, value in HEADERS.items())
+    return (f"HTTP/1.1 503 Service Unavailable\r\n{head}Retry-After: 2\r\n"
+            f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
 
 
 class ArenaServer6(ArenaServer):
@@ -64,6 +150,34 @@ class Handler(BaseHTTPRequestHandler):
     server: ArenaServer
     server_version = "arena-web"
     sys_version = ""
+    protocol_version = "HTTP/1.1"  # keep-alive, each connection held to the idle timeout
+    served = False
+
+    def setup(self) -> None:
+        """Reads bounded by the connection's deadline, writes by WRITE_TIMEOUT_S."""
+        super().setup()
+        self.connection.settimeout(WRITE_TIMEOUT_S)
+        self.rfile.close()
+        self.reader = self.server.slots.reader(self.connection,
+                                               self.server.limits.request_timeout_s)
+        self.rfile = self.reader
+
+    def handle_one_request(self) -> None:
+        """One request; on a kept-alive connection first wait for it, at most the idle
+        timeout, then give it the request timeout from its first byte (issue 13 A9)."""
+        slots, limits = self.server.slots, self.server.limits
+        if self.served:
+            slots.waiting(self.request, limits.idle_timeout_s)
+            try:
+                if not self.reader.peek(1):
+                    self.close_connection = True
+                    return
+            except OSError:  # the idle timeout (TimeoutError), or cut off for a newcomer
+                self.close_connection = True
+                return
+            slots.waiting(self.request, limits.request_timeout_s)
+        self.served = True
+        super().handle_one_request()
 
     def _segments(self) -> list[str] | None:
         """The request path as decoded segments, or None if it tries to leave the site."""
@@ -76,9 +190,19 @@ class Handler(BaseHTTPRequestHandler):
         return segments
 
     def _page(self) -> tuple[int, str]:
+        self.server.slots.answering(self.request)
         segments = self._segments()
         if segments is None:
             return 400, error_page(400, "This address is not a page of this site.", "/")
+        if not self.server.render_slots.acquire(timeout=self.server.limits.request_timeout_s):
+            return 503, error_page(503, "The server is busy building other pages; try again "
+                                   "in a moment.", root_of(segments))
+        try:
+            return self._render(segments)
+        finally:
+            self.server.render_slots.release()
+
+    def _render(self, segments: list[str]) -> tuple[int, str]:
         try:
             store = ReadOnlyStore(self.server.db_path, self.server.busy_timeout_s)
         except StoreError as err:
@@ -92,6 +216,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: str, head: bool = False,
               extra: dict[str, str] | None = None) -> None:
+        self.server.slots.answering(self.request)
+        self.connection.settimeout(WRITE_TIMEOUT_S)
         data = body.encode("utf-8")
         self.send_response(status)
         for key, value in {**HEADERS, **(extra or {})}.items():
@@ -109,7 +235,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         """A page's headers."""
         status, body = self._page()
-        self._send(status, body, head=True)
+        self._send(status, body, head=True,
+                   extra={"Retry-After": "2"} if status == 503 else None)
 
     def _refuse(self) -> None:
         try:
@@ -142,11 +269,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8000,
-                busy_timeout_s: float = 2.0) -> ArenaServer:
+                busy_timeout_s: float = 2.0, limits: ServeLimits | None = None) -> ArenaServer:
     """A bound server (port 0: any free port, see ``server.server_address``); call
-    ``serve_forever()`` to run it and ``shutdown()``/``server_close()`` to stop it."""
+    ``serve_forever()`` to run it and ``shutdown()``/``server_close()`` to stop it.
+    Raises :class:`arena.web.limits.LimitError` if ``RLIMIT_NOFILE`` leaves no room."""
     cls = ArenaServer6 if ":" in host else ArenaServer
-    return cls((host, port), Path(db_path), busy_timeout_s)
+    return cls((host, port), Path(db_path), busy_timeout_s, limits or ServeLimits())
 
 
 def is_loopback(host: str) -> bool:
