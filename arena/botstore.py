@@ -89,7 +89,6 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     folder.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder, prefix=".incoming-"))
     try:
-        os.chmod(staging, 0o755)  # the stored bot is read by the sandbox user
         copy = inside(staging, source.name)
         copy_tree(source, copy, files)
         handshake(str(copy), sandbox, limits, shown=path)

@@ -10,9 +10,11 @@ A6). Everything the arena keeps or runs of it goes through :func:`copy_tree`:
 * the caps of :class:`BotFileLimits` (total size, files, depth, manifest size) count
   APPARENT sizes (``st_size``), so a sparse file of 512 MiB is refused before a byte
   of it is read;
-* a file with a second name (``st_nlink`` > 1) is refused: its other name lies
-  outside the bot, and its content may not be the author's to give (a hard link to a
-  root-only file would otherwise be published to the sandbox user);
+* a file with a name outside the bot (a hard link: more names, ``st_nlink``, than the
+  copy met inside) is refused: its content may not be the author's to give, and the
+  copy would publish it to the sandbox user (a hard link to a root-only file, made
+  readable by a copy as root). Hard links among the bot's own files are fine: a
+  build's tmpfs, say, can hold no other kind;
 * every symlink must resolve inside the copy;
 * file names must be valid UTF-8 without control characters;
 * the copy has fixed modes: files 0644, or 0755 when the author's file had any x bit,
@@ -30,6 +32,7 @@ import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import BotSpecError
 
@@ -74,7 +77,7 @@ def check_name(name: str, where: str) -> str:
         name.encode("utf-8")
     except UnicodeEncodeError:
         shown = os.fsencode(name).decode("utf-8", "backslashreplace")
-        raise BotSpecError(f"{where}: the file name {shown!r} is not valid UTF-8; rename it")\
+        raise BotSpecError(f"{where}: the file name '{shown}' is not valid UTF-8; rename it")\
             from None
     if any(unicodedata.category(c) == "Cc" for c in name):
         raise BotSpecError(f"{where}: the file name {name!r} holds a control character; "
@@ -98,6 +101,8 @@ class _Copy:
         self.total = 0
         self.entries = 0
         self.links: list[str] = []
+        self.names: dict[tuple[int, int], list[Any]] = {}
+        """Each hard-linked file's (names it has, names met, first name met)."""
         self.at = ""
         """The entry being copied, for an error of the system's."""
 
@@ -118,10 +123,8 @@ class _Copy:
              dst_dir: int | None, dst_name: str) -> None:
         """Copy one regular file, in chunks, opened without following a symlink and
         without blocking (a FIFO swapped in since the lstat is refused, not waited on)."""
-        if st.st_nlink > 1:
-            raise self.refuse(rel, f"has {st.st_nlink} names (a hard link): its other name "
-                                   f"is outside the bot, so its content may not be the "
-                                   f"author's to give; copy the file instead of linking it")
+        if st.st_nlink > 1:  # checked when the whole tree has been met
+            self.names.setdefault((st.st_dev, st.st_ino), [st.st_nlink, 0, rel])[1] += 1
         if rel == MANIFEST and st.st_size > self.limits.manifest_kb << 10:
             raise self.refuse(rel, f"is {st.st_size} bytes; a manifest may hold at most "
                                    f"{self.limits.manifest_kb} KiB")
@@ -186,6 +189,15 @@ class _Copy:
                     raise self.refuse(path, f"is {_kind(st.st_mode)}: a bot may hold only "
                                             f"regular files, folders and symlinks")
 
+    def check_names(self) -> None:
+        """Refuse a file with a name outside the bot (see the module's docstring)."""
+        for count, met, rel in self.names.values():
+            if met < count:
+                raise self.refuse(rel, f"is a hard link: it has {count} names, and only "
+                                       f"{met} in the bot, so its content may not be the "
+                                       f"author's to give; copy the file instead of "
+                                       f"linking it")
+
     def run(self) -> None:
         try:
             st = os.lstat(self.source)
@@ -197,6 +209,7 @@ class _Copy:
             except OSError as err:
                 raise BotSpecError(f"bot {str(self.source)!r}: cannot copy it: "
                                    f"{err.strerror or err}") from None
+            self.check_names()
             return
         if not stat.S_ISDIR(st.st_mode):
             what = "a symlink" if stat.S_ISLNK(st.st_mode) else _kind(st.st_mode)
@@ -215,6 +228,7 @@ class _Copy:
                 os.close(dst)
         finally:
             os.close(src)
+        self.check_names()
         for rel in self.links:  # now that the whole tree is there, chains included
             inside(self.dest, rel)
 
