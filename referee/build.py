@@ -66,11 +66,11 @@ class _Tail:
         return (before if self.dropped or cut else "") + text[cut:]
 
 
-def _sandbox_root(pid: int) -> str:
-    """``/proc/P/root`` of the first process under ``pid`` in another mount namespace:
-    the sandbox's own root, where its tmpfs at /bot is."""
+def _sandbox_root(pid: int, members: set[int]) -> str:
+    """``/proc/P/root`` of the first process under ``pid`` (or of its cgroups'
+    ``members``) in another mount namespace: the sandbox's own root, with /bot."""
     own = os.stat("/proc/self/ns/mnt").st_ino
-    frontier = [pid]
+    frontier = [pid, *sorted(members)]
     for _ in range(8):
         below: list[int] = []
         for p in frontier:
@@ -124,7 +124,7 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
         if status != "0":
             raise BotSpecError(f"{what} failed with exit status {status}:\n{tail.text()}")
         built = Path(tempfile.mkdtemp(dir=workdir, prefix="built-")) / "bot"
-        source = Path(_sandbox_root(proc.pid) + BOT_ROOT) if box.isolated else program.path
+        source = Path(_sandbox_root(proc.pid, box.tree.members() if box.tree else set()) + BOT_ROOT) if box.isolated else program.path
         try:
             copy_tree(source, built, files)
         except BotSpecError as err:
