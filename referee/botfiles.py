@@ -230,7 +230,11 @@ class _Copy:
             os.close(src)
         self.check_names()
         for rel in self.links:  # now that the whole tree is there, chains included
-            inside(self.dest, rel)
+            try:
+                inside(self.dest, rel)
+            except BotSpecError:
+                raise self.refuse(rel, "is a symlink that leads outside the bot's folder")\
+                    from None
 
 
 def copy_tree(source: Path, dest: Path, limits: BotFileLimits = DEFAULT_LIMITS) -> None:

@@ -160,13 +160,12 @@ def _wait(proc: subprocess.Popen[bytes], tail: _Tail, deadline: float) -> str | 
                     tail.add(chunk)
                 else:
                     said += chunk
-                    if b"\n" in said:
-                        line = bytes(said.split(b"\n")[0])
+                    if b"\n" in said or len(said) > 256:
+                        _drain(proc.stderr.fileno(), tail)
+                        line = bytes(said.split(b"\n")[0])[:80]
                         word = line.removeprefix(b"arena-built ")
                         return (word.decode(errors="replace")
-                                if word != line and word else f"? ({line[:80]!r})")
-                    if len(said) > 256:
-                        return f"? ({bytes(said[:80])!r})"
+                                if word != line and word else f"? ({line!r})")
     finally:
         selector.close()
     # Both pipes closed without a word: the sandbox itself ended (or failed to start).
@@ -175,3 +174,17 @@ def _wait(proc: subprocess.Popen[bytes], tail: _Tail, deadline: float) -> str | 
     except subprocess.TimeoutExpired:
         return None
     return str(code) if code != 0 else "0 without finishing"
+
+
+def _drain(fd: int, tail: _Tail, seconds: float = 0.5) -> None:
+    """Read what the build wrote before it finished (its last words, which matter most)
+    but the referee has not read yet: until the pipe is empty, or ``seconds`` at most,
+    as a process the build left behind may keep writing."""
+    end = time.monotonic() + seconds
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while time.monotonic() < end and selector.select(0):
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            tail.add(chunk)
