@@ -95,8 +95,16 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
         digest = content_hash(copy)
         target = inside(folder, digest[:16])
         if not target.exists():
-            os.replace(staging, target)  # appears whole or not at all
+            try:
+                os.replace(staging, target)  # appears whole or not at all
+            except OSError:
+                if not target.is_dir():  # else another `bot add` stored it meanwhile
+                    raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        try:
+            folder.rmdir()  # only if empty: a refused first bot of this name leaves nothing
+        except OSError:
+            pass
     stored = target / source.name
     return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")
