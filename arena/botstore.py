@@ -9,7 +9,6 @@ the old version and its results stay.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from leaderboard.store import Store
+from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash, copy_tree, inside
 from referee.errors import BotSpecError
 from referee.programs import build_program, load_program
 from referee.sandbox import Limits
@@ -24,32 +24,21 @@ from referee.seats import ProgramSeat
 
 HANDSHAKE_S = 10.0
 
+__all__ = ["add_bot", "content_hash", "handshake", "store_folder"]
+
 
 def store_folder(db_path: Path) -> Path:
     """Where the bots of the database at ``db_path`` are kept."""
     return db_path.with_suffix(".bots")
 
 
-def content_hash(path: Path) -> str:
-    """SHA-256 of a file, or of a folder's relative paths and contents, in sorted order."""
-    digest = hashlib.sha256()
-    if path.is_file():
-        digest.update(path.read_bytes())
-        return digest.hexdigest()
-    for folder, dirs, files in sorted(os.walk(path)):
-        dirs.sort()
-        for name in sorted(files):
-            full = Path(folder) / name
-            digest.update(str(full.relative_to(path)).encode() + b"\0")
-            digest.update(full.read_bytes() if not full.is_symlink()
-                          else os.readlink(full).encode())
-            digest.update(b"\0")
-    return digest.hexdigest()
+def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
+              shown: str | None = None) -> str:
+    """Start the bot in the sandbox and wait for a valid hello; its name, or BotSpecError.
 
-
-def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None) -> str:
-    """Start the bot in the sandbox and wait for a valid hello; its name, or BotSpecError."""
+    ``shown`` is what errors call the bot (the author's path, for a copy of it)."""
     program = load_program(path)
+    path = shown or path
     with tempfile.TemporaryDirectory(prefix="arena-add-") as work:
         program = build_program(program, Path(work), sandbox, limits)
         log = Path(work) / "stderr.log"
@@ -71,8 +60,14 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None) ->
 
 
 def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
-            limits: Limits | None = None) -> tuple[dict, bool]:
-    """Check, copy and register a bot; returns (bot row, whether a new version was made)."""
+            limits: Limits | None = None,
+            files: BotFileLimits = DEFAULT_LIMITS) -> tuple[dict, bool]:
+    """Check, copy and register a bot; returns (bot row, whether a new version was made).
+
+    The bot is copied first, under the caps of ``files`` and with fixed modes (issue 13
+    A6); the check, the hash and the store all use that copy, so what was checked is
+    what is kept, whatever happens to the author's folder meanwhile.
+    """
     # ',' separates the names of `tournament run --bots` and '@' starts a version there
     # (NAME@2), so a name holding either could never be entered in a tournament.
     if (not name or any(c in name for c in "/,@") or name.startswith(".")
@@ -87,19 +82,29 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
                                f"their files and pages would be one on a case-insensitive "
                                f"file system: choose another name")
     source = Path(path).expanduser()
-    load_program(str(source))  # a clear error for a missing or unrunnable bot, first
-    handshake(str(source), sandbox, limits)
-    digest = content_hash(source.resolve())
+    load_program(str(source), files)  # a clear error for a missing or unrunnable bot, first
+    source = source.resolve()
     # An absolute path: a relative one would only work from the folder of this command.
-    target = store_folder(store.path.absolute()) / name / digest[:16]
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".incoming-"))
-        copy = staging / source.resolve().name
-        if source.is_dir():
-            shutil.copytree(source, copy, symlinks=True)
-        else:
-            shutil.copy2(source, copy)
-        os.replace(staging, target)  # appears whole or not at all
-    stored = target / source.resolve().name
+    folder = inside(store_folder(store.path.absolute()), name)
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".incoming-"))
+    try:
+        copy = inside(staging, source.name)
+        copy_tree(source, copy, files)
+        handshake(str(copy), sandbox, limits, shown=path)
+        digest = content_hash(copy)
+        target = inside(folder, digest[:16])
+        if not target.exists():
+            try:
+                os.replace(staging, target)  # appears whole or not at all
+            except OSError:
+                if not target.is_dir():  # else another `bot add` stored it meanwhile
+                    raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            folder.rmdir()  # only if empty: a refused first bot of this name leaves nothing
+        except OSError:
+            pass
+    stored = target / source.name
     return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")

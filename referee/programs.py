@@ -18,21 +18,26 @@ the referee bridges it, so a language without a ZeroMQ library can still play.
 from __future__ import annotations
 
 import os
+import re
 import shlex
-import shutil
-import subprocess
 import sys
+import tempfile
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .botfiles import DEFAULT_LIMITS, MANIFEST, BotFileLimits, copy_tree, inside, read_manifest
 from .errors import BotSpecError
-from .sandbox import Limits, Sandbox
+from .sandbox import Limits
 
-MANIFEST = "bot.toml"
 PROTOCOLS = ("zmq", "stdio")
 BUILD_TIMEOUT_S = 300
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+"""A bot's own name (issue 13 A1): it names log files, so it is a plain file name, never a
+path: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64."""
+
+__all__ = ["MANIFEST", "NAME", "BotProgram", "build_program", "load_program", "safe_name"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,13 @@ class BotProgram:
     build: tuple[str, ...] = ()
 
 
+def safe_name(text: str) -> str:
+    """``text`` (a file or folder name) made a valid bot name: every run of other
+    characters becomes '_'; "bot" if nothing is left."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._-")[:64]
+    return name or "bot"
+
+
 def _command(value: Any, key: str, manifest: Path) -> tuple[str, ...]:
     if isinstance(value, str):
         value = shlex.split(value)
@@ -56,7 +68,16 @@ def _command(value: Any, key: str, manifest: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
-def load_program(spec: str) -> BotProgram:
+def _is_executable(folder: Path, entry: str) -> bool:
+    """Whether the bot's own file ``entry`` is executable; False for one outside it
+    (issue 13 A1: a manifest's string is checked before it is used as a path)."""
+    try:
+        return os.access(inside(folder, entry), os.X_OK)
+    except BotSpecError:
+        return False
+
+
+def load_program(spec: str, limits: BotFileLimits = DEFAULT_LIMITS) -> BotProgram:
     """Resolve a bot given on the command line (a file or a folder) to a :class:`BotProgram`."""
     path = Path(spec).expanduser()
     if not path.exists():
@@ -64,19 +85,22 @@ def load_program(spec: str) -> BotProgram:
     path = path.resolve()
     if path.is_file():
         if path.suffix == ".py":
-            return BotProgram(path.stem, path, (sys.executable, str(path)), path.parent)
+            return BotProgram(safe_name(path.stem), path, (sys.executable, str(path)),
+                              path.parent)
         if not os.access(path, os.X_OK):
             raise BotSpecError(f"bot {spec!r} is neither a .py file nor executable "
                                f"(make it executable with chmod +x)")
-        return BotProgram(path.stem, path, (str(path),), path.parent)
+        return BotProgram(safe_name(path.stem), path, (str(path),), path.parent)
+    if not path.is_dir():
+        raise BotSpecError(f"bot {spec!r} is neither a file nor a folder")
     manifest = path / MANIFEST
-    if not manifest.is_file():
-        raise BotSpecError(f"bot folder {spec!r} has no {MANIFEST} manifest "
-                           f"(it needs at least: run = [\"command\", \"args\"])")
+    text = read_manifest(path, limits)
     try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
         raise BotSpecError(f"{manifest}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise BotSpecError(f"{manifest}: not valid TOML: nested too deeply") from None
     unknown = set(data) - {"name", "run", "build", "protocol"}
     if unknown:
         raise BotSpecError(f"{manifest}: unknown keys {sorted(unknown)!r}; "
@@ -86,51 +110,47 @@ def load_program(spec: str) -> BotProgram:
     protocol = data.get("protocol", "zmq")
     if protocol not in PROTOCOLS:
         raise BotSpecError(f"{manifest}: protocol must be one of {PROTOCOLS!r}, got {protocol!r}")
-    name = data.get("name", path.name)
+    name = data.get("name", safe_name(path.name))
     if not isinstance(name, str) or not name:
         raise BotSpecError(f"{manifest}: 'name' must be a non-empty string, got {name!r}")
+    if not NAME.fullmatch(name):
+        raise BotSpecError(f"{manifest}: 'name' {name!r} is not a plain name: use at most 64 "
+                           f"letters, digits, '.', '_' and '-', starting with a letter or "
+                           f"digit")
     command = _command(data["run"], "run", manifest)
-    if command[0].endswith(".py") and not os.access(path / command[0], os.X_OK):
+    if command[0].endswith(".py") and not _is_executable(path, command[0]):
         command = (sys.executable, *command)  # a Python entry file runs with our Python
     build = _command(data["build"], "build", manifest) if "build" in data else ()
     return BotProgram(name, path, command, path, protocol, build)
 
 
-def build_program(program: BotProgram, workdir: Path, sandbox: str = "auto",
-                  limits: Limits | None = None,
-                  timeout_s: float = BUILD_TIMEOUT_S) -> BotProgram:
-    """Build a folder bot once, in the sandbox, on a copy under ``workdir``.
+def moved(program: BotProgram, folder: Path) -> BotProgram:
+    """``program`` with its files at ``folder`` instead (a copy of them)."""
+    old = str(program.path)
+    return replace(program, path=folder, cwd=folder if program.path.is_dir() else folder.parent,
+                   command=tuple(str(folder) + a[len(old):]
+                                 if a == old or a.startswith(old + "/") else a
+                                 for a in program.command))
 
-    The copy is writable by the sandbox's unprivileged user; the original folder
-    is never written. Returns the program to run (the built copy), or the program
-    itself when it has no build command. Raises BotSpecError if the build fails.
+
+def build_program(program: BotProgram, workdir: Path, sandbox: str = "auto",
+                  limits: Limits | None = None, timeout_s: float = BUILD_TIMEOUT_S,
+                  files: BotFileLimits = DEFAULT_LIMITS) -> BotProgram:
+    """The program to run: a copy of the bot under ``workdir``, built if it has a build.
+
+    The copy has fixed modes (issue 13 A6, B1: the sandbox user can read every file the
+    author gave, whatever its mode was) and is made under the caps of ``files``, so a
+    FIFO, a huge or sparse file or a hard link is refused before anything runs. A build
+    runs once, in the sandbox (see :mod:`referee.build`); the original is never written.
+    Raises BotSpecError if the copy is refused or the build fails.
     """
+    from .build import run_build  # build imports this module
+
+    workdir = workdir.resolve()
+    stage = Path(tempfile.mkdtemp(dir=workdir, prefix="bot-"))
+    copy = inside(stage, program.path.name)
+    copy_tree(program.path, copy, files)
+    staged = moved(program, copy)
     if not program.build:
-        return program
-    copy = workdir / f"build-{program.name}"
-    shutil.copytree(program.path, copy, symlinks=True)
-    for folder, dirs, files in os.walk(copy):
-        for name in dirs + files + ["."]:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                os.chmod(path, os.stat(path).st_mode | 0o666 | (0o111 if os.path.isdir(path)
-                                                                  else 0))
-    built = replace(program, path=copy, cwd=copy,
-                    command=tuple(str(copy) + a[len(str(program.path)):]
-                                  if a.startswith(str(program.path)) else a
-                                  for a in program.command))
-    box = Sandbox(sandbox, limits or Limits(), copy, str(workdir))
-    argv = box.argv(program.build, writable_bot=True)
-    try:
-        done = subprocess.run(argv, cwd=copy, env=box.env({}), capture_output=True,
-                              timeout=timeout_s, check=False)
-    except FileNotFoundError:
-        raise BotSpecError(f"bot {program.name!r}: build command {program.build[0]!r} "
-                           f"not found") from None
-    except subprocess.TimeoutExpired:
-        raise BotSpecError(f"bot {program.name!r}: build took over {timeout_s:.0f} s") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).decode(errors="replace")[-2000:]
-        raise BotSpecError(f"bot {program.name!r}: build {' '.join(program.build)!r} failed "
-                           f"with exit status {done.returncode}:\n{tail}")
-    return built
+        return staged
+    return run_build(staged, workdir, sandbox, limits or Limits(), timeout_s, files)

@@ -52,6 +52,8 @@ MODES = ("auto", "required", "none")
 BOT_ROOT = "/bot"
 SEAT_ROOT = "/run/arena"
 LIB_ROOT = "/opt/arena"
+BUILD_SOURCE = "/run/arena-source"
+"""Where a build sees the bot's files, read-only, to copy them into its tmpfs at /bot."""
 SANDBOX_UID = 1000
 """The bot's uid inside its own user namespace (bwrap run by an ordinary user)."""
 NOBODY = 65534
@@ -246,8 +248,12 @@ class Sandbox:
         folder = SEAT_ROOT if self.isolated else self.seat_dir
         return f"ipc://{folder}/seat.sock"
 
-    def argv(self, command: Sequence[str], writable_bot: bool = False) -> list[str]:
-        """The full command line: rlimits, then bubblewrap, then the bot's command."""
+    def argv(self, command: Sequence[str], writable_bot: bool = False,
+             build_bytes: int | None = None) -> list[str]:
+        """The full command line: rlimits, then bubblewrap, then the bot's command.
+
+        With ``build_bytes``, for a build (issue 13 A2): the bot's folder is read-only at
+        BUILD_SOURCE and ``/bot`` is a tmpfs of that size, so a build's writes are capped."""
         if self.mode == "none":
             return list(command)
         lim = self.limits
@@ -270,7 +276,10 @@ class Sandbox:
             # A private /dev/shm, capped like /tmp: Python's multiprocessing (its locks and
             # queues) needs a writable one, and bwrap's own is root's.
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/dev/shm",
-            "--dir", BOT_ROOT, bot_bind, str(self.bot_path), target,
+            *(["--dir", BUILD_SOURCE, "--ro-bind", str(self.bot_path), BUILD_SOURCE,
+                "--perms", "0777", "--size", str(build_bytes), "--tmpfs", BOT_ROOT]
+              if build_bytes is not None else
+              ["--dir", BOT_ROOT, bot_bind, str(self.bot_path), target]),
             *self._socket_bind(),
             "--remount-ro", "/",  # nothing writable but /tmp (and the socket)
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
