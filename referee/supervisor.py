@@ -24,6 +24,11 @@ Supervisor to referee:
     ("fault", kind, detail)       kind "malformed": not JSON, wrong shape, oversize, several
                                   frames, broken ZMTP (that connection is closed), flooding
     ("exited", returncode, detail) the bot's process ended
+
+Reports never block the supervisor (issue 13 A3): they wait in a small queue while
+the pipe is full (the referee reads a seat only while it waits for that seat), and
+after the first fault of a decision, the faults until the next act are merged, per
+kind, into one report whose detail counts them: ``"x37: <the first one's detail>"``.
 """
 
 from __future__ import annotations
@@ -37,14 +42,18 @@ import resource
 import select
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
+from typing import Any
 
 from protocol import PROTOCOL_VERSION
 from protocol.codec import ProtocolError, decode_bot_message, encode
@@ -63,6 +72,8 @@ MAX_LINKS = 4
 """Connections to a seat's socket at once: one serves, the rest are handshaking."""
 HANDSHAKE_S = 5.0
 """A connection that has not completed its ZMTP handshake by then is closed."""
+MAX_QUEUED_REPORTS = 32
+"""Reports waiting for room in the referee's pipe; past this, faults only add to a count."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +130,115 @@ class _StderrSink(threading.Thread):
             os.close(self.fd)
 
 
+class _Reports:
+    """The supervisor's reports to the referee: never blocking, bounded, merged.
+
+    Issue 13 A3: a blocking write on a full pipe stopped the supervisor, which then
+    read neither the referee's commands (its stop) nor the bot, and the referee waited
+    for it. Two rules keep the reports few and the writes instant:
+
+    * the first fault after each act is reported at once (it ends that decision);
+      further faults are held and counted, and go out as one report per kind
+      (``"x37: <the first one's detail>"``) at the next act, or before any other report;
+    * a report is written when the pipe has room; otherwise it waits in a queue that
+      cannot grow past ``MAX_QUEUED_REPORTS``, where a fault only adds to a count.
+
+    The bytes are framed as :meth:`multiprocessing.connection.Connection.send` frames
+    them, so the referee reads them with ``recv()``; they are written with
+    ``MSG_DONTWAIT`` on a duplicate of the pipe's socket, which leaves the pipe itself
+    blocking for the commands it reads.
+    """
+
+    def __init__(self, conn: Connection) -> None:
+        self.sock = socket.socket(fileno=os.dup(conn.fileno()))
+        self.queue: deque[list[Any]] = deque()  # [message, how many it stands for]
+        self.held: dict[str, list[Any]] = {}  # faults after the first since the last act
+        self.faulted = False
+        self.out = bytearray()
+        self.gone = False
+
+    @property
+    def pending(self) -> bool:
+        """Whether reports wait for room in the pipe."""
+        return bool(self.out or self.queue)
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        """Report ``message`` now, or hold or merge it (see the class)."""
+        if self.gone:
+            return
+        if message[0] == "fault":
+            if self.faulted:
+                entry = self.held.setdefault(message[1], [message, 0])
+                entry[1] += 1
+                return
+            self.faulted = True
+        else:
+            self.release()
+        self._queue(message, 1)
+
+    def next_act(self) -> None:
+        """An act went to the bot: the faults held since the last one are reported now."""
+        self.faulted = False
+        self.release()
+
+    def release(self) -> None:
+        """Queue the held faults, each with its count."""
+        for message, count in self.held.values():
+            self.faulted = True
+            self._queue(message, count)
+        self.held.clear()
+
+    def _queue(self, message: tuple[Any, ...], count: int) -> None:
+        if message[0] == "fault":
+            faults = [entry for entry in self.queue if entry[0][0] == "fault"]
+            last = self.queue[-1] if self.queue else None
+            if last is not None and last[0][0] == "fault" and last[0][1] == message[1]:
+                last[1] += count
+                return
+            if len(self.queue) >= MAX_QUEUED_REPORTS and faults:
+                faults[-1][1] += count
+                return
+        self.queue.append([message, count])
+        self.flush()
+
+    def flush(self) -> None:
+        """Write queued reports while the pipe takes them, never waiting."""
+        while not self.gone:
+            if not self.out:
+                if not self.queue:
+                    return
+                message, count = self.queue.popleft()
+                if count > 1:
+                    message = (*message[:2], f"x{count}: {message[2]}")
+                data = ForkingPickler.dumps(message)
+                self.out += struct.pack("!i", len(data)) + data
+            try:
+                sent = self.sock.send(self.out, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # the referee is gone (or stopped this seat): nobody reads
+                self.gone = True
+                self.queue.clear()
+                self.out.clear()
+                return
+            del self.out[:sent]
+
+    def drain(self, seconds: float) -> None:
+        """Wait, at most ``seconds``, for the last reports (an exit) to reach the pipe."""
+        end = time.monotonic() + seconds
+        poller = select.poll()
+        poller.register(self.sock.fileno(), select.POLLOUT)
+        while self.pending and not self.gone and (left := end - time.monotonic()) > 0:
+            poller.poll(int(left * 1000) + 1)
+            self.flush()
+
+
 class Supervisor(ABC):
     """The supervisor's state machine; :func:`supervise` runs it in the forked process."""
 
     def __init__(self, conn: Connection, spec: LaunchSpec) -> None:
         self.conn, self.spec = conn, spec
+        self.reports = _Reports(conn)
         self.greeted = False
         self.refused = False
         self.awaited: int | None = None
@@ -135,7 +250,8 @@ class Supervisor(ABC):
 
     # ------------------------------------------------------------ to referee
     def report(self, *message: object) -> None:
-        self.conn.send(message)
+        """Send a report to the referee, never blocking (see :class:`_Reports`)."""
+        self.reports.put(message)
 
     # --------------------------------------------------------------- the bot
     def start_bot(self) -> None:
@@ -228,15 +344,14 @@ class Supervisor(ABC):
     def complain(self, detail: str | None) -> None:
         """Count a message nobody asked for, and report ``detail`` as a malformed fault.
 
-        Past FLOOD_LIMIT such messages between two decisions only the flood itself is
-        reported, once: every report is a write on the referee's pipe, and a bot must
-        not be able to fill that pipe and stall its supervisor.
+        Every such fault is reported (after the first of a decision they are merged and
+        counted: see :class:`_Reports`); messages without a detail (stale actions) only
+        count, and past FLOOD_LIMIT between two decisions the flood itself is reported.
         """
         self.unsolicited += 1
-        if self.unsolicited <= FLOOD_LIMIT:
-            if detail is not None:
-                self.report("fault", "malformed", detail)
-        elif not self.flood_reported:
+        if detail is not None:
+            self.report("fault", "malformed", detail)
+        if self.unsolicited > FLOOD_LIMIT and not self.flood_reported:
             self.flood_reported = True
             self.report("fault", "malformed",
                         f"flooding: over {FLOOD_LIMIT} messages nobody asked for")
@@ -279,6 +394,7 @@ class Supervisor(ABC):
             _, payload, await_seq = command
             if await_seq is not None:
                 self.awaited = await_seq
+                self.reports.next_act()
             self.send_to_bot(payload)
             return True
         if command[1] is not None:
@@ -377,13 +493,20 @@ class ZmqSupervisor(Supervisor):
         exit_fd = _exit_fd(self.proc)
         if exit_fd is not None:
             poller.register(exit_fd, select.POLLIN)
+        reporting = False
         while True:
+            if self.reports.pending != reporting:  # watch for room only while reports wait
+                reporting = self.reports.pending
+                poller.modify(conn_fd, select.POLLIN | (select.POLLOUT if reporting else 0))
             ready = poller.poll(50)
             # With a pidfd, the bot's exit is an event like any other: no wait() per message.
             check_exit = not ready or exit_fd is None
             for fd, events in ready:
                 if fd == conn_fd:
-                    if not self.on_command():
+                    if events & select.POLLOUT:
+                        self.reports.flush()
+                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR) and \
+                            not self.on_command():
                         return
                 elif fd == listen_fd:
                     self.accept(listener)
@@ -518,7 +641,7 @@ class StdioSupervisor(Supervisor):
         selector = selectors.DefaultSelector()
         selector.register(self.conn.fileno(), selectors.EVENT_READ, "referee")
         selector.register(out_fd, selectors.EVENT_READ, "bot")
-        writing = False
+        writing = reporting = False
         overlong = False
         while True:
             want_write = bool(self.outbox.buffer)
@@ -528,9 +651,16 @@ class StdioSupervisor(Supervisor):
                 else:
                     selector.unregister(in_fd)
                 writing = want_write
-            for key, _ in selector.select(0.05):
-                if key.data == "referee" and not self.on_command():
-                    return
+            if self.reports.pending != reporting:  # issue 13 A3: room for reports, if waiting
+                reporting = self.reports.pending
+                selector.modify(self.conn.fileno(), selectors.EVENT_READ
+                                | (selectors.EVENT_WRITE if reporting else 0), "referee")
+            for key, mask in selector.select(0.05):
+                if key.data == "referee":
+                    if mask & selectors.EVENT_WRITE:
+                        self.reports.flush()
+                    if mask & selectors.EVENT_READ and not self.on_command():
+                        return
                 if key.data == "stdin":
                     self.outbox.flush()
                 if key.data == "bot":
@@ -616,3 +746,4 @@ def supervise(conn: Connection, spec: LaunchSpec, close: Sequence[Connection] = 
     finally:
         supervisor.kill_bot()
         supervisor.drain_stderr(1.0)
+        supervisor.reports.drain(2.0)  # the bot's exit, say, still waiting for room
