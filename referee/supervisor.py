@@ -364,11 +364,16 @@ class Supervisor(ABC):
             self.refuse("unsupported_protocol",
                         f"protocol {message.protocol!r} is not supported; this referee speaks "
                         f"protocol {PROTOCOL_VERSION}")
-        elif not hmac.compare_digest(message.token.encode(), self.spec.token.encode()):
+        elif not self.token_ok(message):
             self.refuse("bad_token", "wrong token: use the ARENA_TOKEN given in the environment")
         else:
             self.greeted = True
             self.report("hello", message.name)
+
+    def token_ok(self, message: Hello) -> bool:
+        """Whether a hello is this seat's: its protocol and token (in constant time)."""
+        return (message.protocol == PROTOCOL_VERSION
+                and hmac.compare_digest(message.token.encode(), self.spec.token.encode()))
 
     def refuse(self, code: str, detail: str) -> None:
         self.send_to_bot(encode(Error(seq=1, code=code, message=detail)))
@@ -470,8 +475,12 @@ class ZmqSupervisor(Supervisor):
 
     The supervisor speaks ZMTP itself on that Unix socket (:mod:`referee.zmtp`
     says why), in this one thread: no libzmq I/O thread between bot and referee.
-    One connection serves the seat; a newer one that completes its handshake
-    replaces it (a bot's socket reconnects by itself after a drop).
+    One connection serves the seat. A new connection is served only once it has
+    said a hello with the seat's token (issue 13 A7: without bubblewrap another bot
+    can reach this socket): until then it gets nothing and what it sends is dropped,
+    and the connection that serves keeps serving. Then it replaces that one (a
+    reconnecting bot says hello again; the SDK does). Before the seat's first hello,
+    the first message on any connection decides, as for a single one.
     """
 
     def serve(self) -> None:
@@ -561,14 +570,49 @@ class ZmqSupervisor(Supervisor):
             error, messages = err, err.messages  # what came whole before the bad byte counts
         if link.peer.outgoing:
             self.write(link, link.peer.take_outgoing())  # our READY, or a PONG
-        if link.peer.ready and link is not self.current:
-            for other in [o for o in self.links.values() if o is not link and o.peer.ready]:
-                self.close(other)  # the newest connection serves the seat
-            self.current = link
         for message in messages:
-            self.on_bot_bytes(message)
+            if link.sock.fileno() < 0:
+                return  # closed by the message before
+            if link is self.current:
+                self.on_bot_bytes(message)
+            else:
+                self.admit(link, message)
         if error is not None:
             self.broken(link, str(error))
+
+    def admit(self, link: _Link, data: bytes) -> None:
+        """A message on a connection that does not serve the seat (yet): issue 13 A7.
+
+        Before the seat's hello, the first message decides, on whichever connection
+        it comes (a valid hello makes that connection the seat's, anything else is
+        refused). After it, only a hello with the seat's token lets a connection
+        serve; anything else is dropped, and a wrong hello closes the connection.
+        Neither is a fault of the seat: it need not be the seat's bot that sent it.
+        """
+        if self.refused:
+            return
+        if not self.greeted:
+            self.current = link  # where the refusal, or the welcome, goes
+            self.on_bot_bytes(data)
+            if self.greeted:
+                for other in [o for o in self.links.values() if o is not link]:
+                    self.close(other)
+            return
+        try:
+            message: Hello | Action | None = decode_bot_message(data)
+        except ProtocolError:
+            message = None
+        if isinstance(message, Hello) and self.token_ok(message):
+            log.debug("seat %d: a new connection said hello and serves the seat", self.spec.seat)
+            for other in [o for o in self.links.values() if o is not link]:
+                self.close(other)
+            self.current = link
+        elif isinstance(message, Hello):
+            log.debug("seat %d: a new connection's hello was refused", self.spec.seat)
+            self.close(link)
+        else:
+            log.debug("seat %d: dropped a message before a new connection's hello",
+                      self.spec.seat)
 
     def broken(self, link: _Link, reason: str) -> None:
         """The peer broke ZMTP or a limit: say why to the referee (and, during the
@@ -577,7 +621,7 @@ class ZmqSupervisor(Supervisor):
             self.write(link, zmtp.error_command(reason))
         if not self.greeted and not self.refused:
             self.refuse("malformed", f"the connection was refused: {reason}")
-        elif self.greeted:
+        elif self.greeted and link is self.current:  # another connection's is not the seat's
             self.complain(f"{reason}; the connection was closed")
         self.close(link)
 
@@ -603,12 +647,15 @@ class ZmqSupervisor(Supervisor):
             self.current = None
 
     def expire_handshakes(self) -> None:
-        """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does."""
+        """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does; after the
+        seat's hello, also those that have not said theirs by then (issue 13 A7), so
+        that none holds one of the MAX_LINKS places for long."""
         if len(self.links) <= (self.current is not None):
             return
         too_old = time.monotonic() - HANDSHAKE_S
-        for link in [o for o in self.links.values() if not o.peer.ready and o.opened < too_old]:
-            log.debug("seat %d: no ZMTP handshake within %g s", self.spec.seat, HANDSHAKE_S)
+        for link in [o for o in self.links.values() if o is not self.current
+                     and o.opened < too_old and (not o.peer.ready or self.greeted)]:
+            log.debug("seat %d: no handshake or hello within %g s", self.spec.seat, HANDSHAKE_S)
             self.close(link)
 
     def send_to_bot(self, payload: bytes) -> None:
