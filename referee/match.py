@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import math
 import select
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from protocol.codec import encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
 from referee.games import Game, canonical_json, get_game, new_game
 
+from . import scratch
 from .builtin import is_builtin, make_builtin
 from .programs import BotProgram, build_program, load_program
 from .records import GameRecord, SeatResult, ranks_with_forfeits
@@ -116,7 +116,8 @@ class Match:
         """
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="arena-match-") as workdir:
+        # Named by its owner: the next referee removes it if this one is killed (A11).
+        with scratch.TemporaryDirectory("arena-match-") as workdir:
             built: dict[Path, BotProgram] = {}
             for s, program in self.programs.items():
                 if program.path not in built:

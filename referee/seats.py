@@ -19,7 +19,6 @@ import secrets
 import shutil
 import socket
 import struct
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -30,7 +29,7 @@ from typing import Any
 
 from protocol.codec import encode
 
-from . import cgroups
+from . import cgroups, scratch
 from .programs import BotProgram
 from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
@@ -80,7 +79,8 @@ class ProgramSeat:
     def start(self, others: Sequence[ProgramSeat] = ()) -> None:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
-        self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")
+        # Named by its owner, so that the next referee removes it after a kill -9.
+        self.folder = scratch.mkdtemp(f"arena-seat{self.seat}-")
         if self.sandbox != "none":
             cgroups.sweep_orphans()  # what a referee killed earlier left behind
         self.cgroup_name = cgroups.new_name()

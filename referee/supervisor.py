@@ -33,6 +33,7 @@ kind, into one report whose detail counts them: ``"x37: <the first one's detail>
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import faulthandler
 import hmac
@@ -265,9 +266,11 @@ class Supervisor(ABC):
         gate = sandbox.uses_cgroups
         if gate:
             # Hold the process at a gate (one line on its stdin) until it is inside its
-            # cgroups, so that not even its first fork escapes the limits.
-            script = 'read -r _; exec "$@"' if stdio else 'read -r _; exec "$@" </dev/null'
-            argv = ["/bin/sh", "-c", script, "arena-gate", *argv]
+            # cgroups, so that not even its first fork escapes the limits. No line (the
+            # supervisor died first): no bot (issue 13 A10).
+            script = 'read -r _ || exit 1; exec "$@"'
+            argv = ["/bin/sh", "-c", script if stdio else f"{script} </dev/null",
+                    "arena-gate", *argv]
         err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
@@ -275,6 +278,8 @@ class Supervisor(ABC):
                 stdin=subprocess.PIPE if stdio or gate else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if stdio else err_w, stderr=err_w,
                 start_new_session=True,  # its own process group, killed as a whole
+                # No thread runs yet in this forked process (the stderr sink starts after).
+                preexec_fn=_die_with(os.getpid()),  # noqa: PLW1509
             )
         except OSError as err:
             os.close(err_r)
@@ -752,6 +757,27 @@ class StdioSupervisor(Supervisor):
             except OSError:
                 pass
         super().flush(max(0.0, end - time.monotonic()))
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What the bot's first process runs before its exec: die with the supervisor.
+
+    Issue 13 A10: a referee killed (with its supervisors) during a bot's start-up
+    left the bot running for good, as bwrap's own ``--die-with-parent`` was not armed
+    yet. ``PR_SET_PDEATHSIG`` set here holds through the gate's and prlimit's execs
+    into bwrap (none is set-uid), and ``getppid`` tells if the supervisor died before.
+    """
+
+    def arm() -> None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
 
 
 def _signal_name(number: int) -> str:
