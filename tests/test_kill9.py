@@ -158,3 +158,55 @@ def test_the_sweep_follows_no_symlink(tmp_path: Path) -> None:
     removed = scratch.sweep(str(root))
     assert [os.path.basename(p) for p in removed] == [f"arena-match-{tag}-ijklmnop"]
     assert (target / "data").read_text() == "keep me"
+
+
+def _group_members(pgid: int) -> set[int]:
+    """Every process of process group ``pgid`` (the organiser, its workers, supervisors)."""
+    members = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(b")") + 2:].split()[2]) == pgid:
+            members.add(int(pid))
+    return members
+
+
+def test_a_killed_tournament_leaves_no_folder_after_the_next_run(tmp_path: Path) -> None:
+    """`kill -9` of a tournament's whole group (organiser and workers): the next run
+    removes its match, seat and log folders (arena-logs-* holds full event logs)."""
+    db = tmp_path / "arena.db"
+    bot = tmp_path / f"first_{tmp_path.name}.py"
+    bot.write_text("from protocol.client import run\n"
+                   "run(lambda observation, legal: legal[0], name='first')\n")
+    for name in ("alpha", "beta"):
+        added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", name, str(bot),
+                                "--db", str(db)], capture_output=True, text=True, timeout=300)
+        assert added.returncode == 0, added.stderr
+    organiser = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots", "alpha,beta",
+         "--games-per-seating", "50", "--workers", "2", "--name", "doomed", "--db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    members: set[int] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and organiser.poll() is None:
+            members |= _group_members(organiser.pid)
+            folders = leftovers(members)[0]
+            if any(f.startswith("arena-logs-") for f in folders) and \
+                    any(f.startswith("arena-seat") for f in folders):
+                break
+            time.sleep(0.02)
+        members |= _group_members(organiser.pid)
+        os.killpg(organiser.pid, signal.SIGKILL)
+        organiser.wait(30)
+        left = leftovers(members)[0]
+        assert any(f.startswith("arena-logs-") for f in left), left
+        removed = {os.path.basename(p) for p in scratch.sweep()}
+        assert set(left) <= removed and leftovers(members)[0] == []
+        assert processes_mentioning(tmp_path.name) == []
+    finally:
+        if organiser.poll() is None:
+            os.killpg(organiser.pid, signal.SIGKILL)
+        kill_survivors(tmp_path.name)
