@@ -75,6 +75,13 @@ def leftovers(pids: set[int]) -> tuple[list[str], list[str]]:
     return folders, groups
 
 
+def wait_gone(pids: set[int], timeout: float = 30.0) -> None:
+    """Until every process of ``pids`` has ended: a killed one takes a moment to exit."""
+    deadline = time.monotonic() + timeout
+    while any(scratch._start_time(p) is not None for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def kill_survivors(marker: str) -> None:
     """Whatever a failed test leaves running is killed, not left on the machine."""
     for pid in _processes_mentioning(marker):
@@ -94,8 +101,10 @@ def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> N
             killed.add(referee.pid)
             wait_for_a_bot_start(referee)
             time.sleep(delay_ms / 1000)
+            group = _group_members(referee.pid)
             os.killpg(referee.pid, signal.SIGKILL)
             referee.wait(30)
+            wait_gone(group)
         survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
         assert survivors == [], f"{len(survivors)} bot processes outlived their referee"
         folders, _ = leftovers(killed)
@@ -120,8 +129,10 @@ def test_the_sweep_spares_a_live_referee(tmp_path: Path) -> None:
                 len(leftovers({dead.pid})[0]) < 3 or len(leftovers({live.pid})[0]) < 3):
             time.sleep(0.05)  # each: its match folder and two seat folders
         time.sleep(0.5)
+        group = _group_members(dead.pid)
         os.killpg(dead.pid, signal.SIGKILL)
         dead.wait(30)
+        wait_gone(group)
         before, left = leftovers({live.pid}), leftovers({dead.pid})[0]
         removed = scratch.sweep()
         cgroups.sweep_orphans.__wrapped__()
@@ -202,6 +213,7 @@ def test_a_killed_tournament_leaves_no_folder_after_the_next_run(tmp_path: Path)
         members |= _group_members(organiser.pid)
         os.killpg(organiser.pid, signal.SIGKILL)
         organiser.wait(30)
+        wait_gone(members)
         left = leftovers(members)[0]
         assert any(f.startswith("arena-logs-") for f in left), left
         removed = {os.path.basename(p) for p in scratch.sweep()}
