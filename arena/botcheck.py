@@ -8,11 +8,11 @@ and noise on stderr.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from referee import scratch
 from referee.games import get_game
 from referee.match import Clocks, play_match
 from referee.programs import load_program
@@ -54,7 +54,7 @@ def check_bot(path: str, game_id: str, games: int = 3, seed: int = 1,
     cls = get_game(game_id)
     bots = [path] + ["builtin:random"] * (cls.min_players - 1)
     findings = Findings(program.name, game_id)
-    with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
+    with scratch.TemporaryDirectory("arena-check-") as tmp:  # swept after a kill -9 (A11)
         records = play_match(game_id, bots, games, seed, None, clocks, Path(tmp), sandbox, limits)
         stderr = b"".join(p.read_bytes() for p in Path(tmp).glob("seat0-*.stderr.log"))
     findings.records = records

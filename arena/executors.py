@@ -20,7 +20,6 @@ import os
 import queue
 import signal
 import sys
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from referee import scratch
 from referee.match import Clocks, Match
 from referee.sandbox import Limits
 
@@ -57,9 +57,10 @@ class MatchJob:
         Returns each program seat's captured output (stderr, capped per match), which
         is kept in ``log_dir`` too when one is given.
         """
-        with tempfile.TemporaryDirectory(prefix="arena-logs-") as scratch:
+        # Named by its owner: the next run removes it if this one is killed (issue 13 A11).
+        with scratch.TemporaryDirectory("arena-logs-") as folder:
             log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
-                       else Path(scratch))
+                       else Path(folder))
             match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
                           log_dir, self.sandbox, self.limits,
                           seeds=[g["seed"] for g in self.games])

@@ -8,7 +8,7 @@
     run(act, name="first-legal")
 
 The SDK reads ``ARENA_ENDPOINT`` and ``ARENA_TOKEN`` (set by the referee), says
-hello, then answers every ``act`` with what your function returns, until the
+hello (again on each new connection, should ZeroMQ reconnect), then answers every ``act`` with what your function returns, until the
 referee says ``bye``. Optional hooks ``on_start(message)`` and ``on_end(message)``
 see the start and end of each game. It depends on pyzmq and the standard library
 only, so a bot needs nothing else of Arena's.
@@ -68,12 +68,28 @@ def run(
     context = zmq.Context()  # created here, after the process started, never before a fork
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
+    # Every connection must begin with a hello, and ZeroMQ reconnects by itself after a
+    # drop without saying it again: so it is said again at each new connection.
+    monitor = sock.get_monitor_socket(zmq.EVENT_CONNECTED)
+    poller = zmq.Poller()
+    poller.register(sock, zmq.POLLIN)
+    poller.register(monitor, zmq.POLLIN)
+    connections = 0
     sock.connect(endpoint)
     try:
         name = (name or os.path.basename(sys.argv[0]))[:64]  # the protocol's limit
-        sock.send(json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "token": token,
-                              "name": name}).encode())
+        hello = json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "token": token,
+                            "name": name}).encode()
+        sock.send(hello)  # queued until the first connection, whose first message it is
         while True:
+            ready = dict(poller.poll())
+            if monitor in ready:
+                monitor.recv_multipart()  # one event: a connection was made
+                connections += 1
+                if connections > 1:
+                    sock.send(hello)
+            if sock not in ready:
+                continue
             message = json.loads(sock.recv())
             kind = message.get("type")
             if on_events and kind in ("act", "end") and message.get("events"):
@@ -99,5 +115,7 @@ def run(
         traceback.print_exc()
         raise
     finally:
+        sock.disable_monitor()
+        monitor.close(0)
         sock.close(0)
         context.term()

@@ -25,6 +25,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import scratch
+
 ROOT = Path("/sys/fs/cgroup")
 
 
@@ -126,8 +128,15 @@ class TreeLimits:
 
 
 def new_name() -> str:
-    """A fresh name for a bot's groups."""
-    return f"arena-{uuid.uuid4().hex[:12]}"
+    """A fresh name for a bot's groups: ``arena-<owner>-<random>``, its owner this process
+    (issue 13 A10: :func:`sweep_orphans` kills what is left in a dead owner's groups)."""
+    return f"arena-{scratch.owner()}-{uuid.uuid4().hex[:12]}"
+
+
+def _owner_alive(name: str) -> bool | None:
+    """Whether the owner named in a group's name lives; None for a name without one."""
+    parts = name.split("-")
+    return scratch.tag_alive(parts[1]) if len(parts) == 3 else None
 
 
 ORPHAN_AGE_S = 60.0
@@ -136,24 +145,32 @@ ORPHAN_AGE_S = 60.0
 
 @functools.cache
 def sweep_orphans() -> int:
-    """Remove the empty bot groups a killed referee left behind; returns how many.
+    """Clear away the bot groups a killed referee left behind; returns how many.
 
     A referee killed with SIGKILL, its supervisors with it, cannot remove its bots'
-    groups: their bots die (``--die-with-parent``) but the empty groups stay, one
-    pair per seat, for as long as the machine runs. A group in use is never empty
-    for long (its bot is moved in as soon as it is made, and the group goes when
-    the bot ends), so an empty one older than ``ORPHAN_AGE_S`` is abandoned, whoever
-    made it. Done once per process, before its first bot starts.
+    groups, and a kill during a bot's start-up can leave the bot running in them
+    (issue 13 A10). A group's name says its owner (:func:`new_name`): the groups of
+    an owner that is gone are killed (every process in them) and removed, however
+    young. A group without an owner in its name (an older Arena's) is removed only
+    if it is empty and at least ``ORPHAN_AGE_S`` old: one in use is never empty for
+    long. Done once per process, before its first bot starts.
     """
     support = probe()
     if support.version is None:
         return 0
     removed = 0
+    dead: set[str] = set()
     for controller in _limits(support.version, 0, 0):
         parent = _own(controller)
         if parent is None or not parent.is_dir():
             continue
         for folder in parent.glob("arena-*"):
+            alive = _owner_alive(folder.name)
+            if alive is False:
+                dead.add(folder.name)
+                continue
+            if alive:
+                continue  # a live referee's
             try:
                 if time.time() - folder.stat().st_mtime < ORPHAN_AGE_S:
                     continue
@@ -163,6 +180,9 @@ def sweep_orphans() -> int:
                 removed += 1
             except OSError:
                 continue
+    for name in dead:
+        sweep(name)
+        removed += 1
     return removed
 
 

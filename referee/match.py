@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import math
 import select
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -27,11 +26,12 @@ from protocol.codec import encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
 from referee.games import Game, canonical_json, get_game, new_game
 
+from . import scratch
 from .builtin import is_builtin, make_builtin
 from .programs import BotProgram, build_program, load_program
 from .records import GameRecord, SeatResult, ranks_with_forfeits
 from .sandbox import Limits, check_mode
-from .seats import ProgramSeat
+from .seats import ProgramSeat, reap
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,8 @@ class Match:
         """
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="arena-match-") as workdir:
+        # Named by its owner: the next referee removes it if this one is killed (A11).
+        with scratch.TemporaryDirectory("arena-match-") as workdir:
             built: dict[Path, BotProgram] = {}
             for s, program in self.programs.items():
                 if program.path not in built:
@@ -132,7 +133,8 @@ class Match:
                 return records
             finally:
                 for seat in self.seats.values():
-                    seat.stop(Bye(seq=seat.next_seq(), reason="match over"))
+                    seat.stop(Bye(seq=seat.next_seq(), reason="match over"), wait=False)
+                reap()  # no bot outlives its match (the stops above do not wait)
 
     def _stderr_path(self, seat: int, program: BotProgram) -> Path | None:
         if not self.log_dir:
@@ -150,7 +152,7 @@ class Match:
             # A bot that ended between games is restarted before the next one.
             while seat.running and seat.conn is not None and seat.conn.poll(0):
                 if seat.recv()[0] in ("exited", "died"):
-                    seat.stop()
+                    seat.stop(wait=False)
         for s, program in self.programs.items():
             seat = self.seats.get(s)
             if seat is None:
@@ -177,7 +179,7 @@ class Match:
                     del waiting[conn]
                 elif report[0] in ("no_show", "exited", "died"):
                     absent[seat.seat] = report[-1]
-                    seat.stop()
+                    seat.stop(wait=False)
                     del waiting[conn]
                 elif report[0] == "fault":
                     log.info("seat %d before hello: %s", seat.seat, report[2])
@@ -187,7 +189,7 @@ class Match:
             if seat.seat in problems:
                 why += f" (the last problem: {problems[seat.seat]})"
             absent[seat.seat] = why
-            seat.stop()
+            seat.stop(wait=False)
         return absent
 
     # --------------------------------------------------------------- a game
@@ -248,11 +250,12 @@ class Match:
                                 message=f"forfeited for the rest of this game after {kind}; "
                                         f"your process is stopped and restarted for the next"))
                 # The whole process tree goes at its forfeit; a fresh one plays the next game.
-                seat.stop()
+                # Not waited for (issue 13 A3): the other seats' decisions go on meanwhile.
+                seat.stop(wait=False)
 
     def _crash(self, s: int, st: _SeatGame, detail: str) -> None:
         self._fault(st, "crash", detail, forfeit=True)
-        self.seats[s].stop()  # restarted at the next game
+        self.seats[s].stop(wait=False)  # restarted at the next game
 
     def _decide(self, game: Game, index: int, state: list[_SeatGame],
                 policies: Mapping[int, Any]) -> dict[int, Any]:

@@ -24,10 +24,16 @@ Supervisor to referee:
     ("fault", kind, detail)       kind "malformed": not JSON, wrong shape, oversize, several
                                   frames, broken ZMTP (that connection is closed), flooding
     ("exited", returncode, detail) the bot's process ended
+
+Reports never block the supervisor (issue 13 A3): they wait in a small queue while
+the pipe is full (the referee reads a seat only while it waits for that seat), and
+after the first fault of a decision, the faults until the next act are merged, per
+kind, into one report whose detail counts them: ``"x37: <the first one's detail>"``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import faulthandler
 import hmac
@@ -51,6 +57,7 @@ from protocol.codec import ProtocolError, decode_bot_message, encode
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 
 from . import zmtp
+from .reports import Reports
 from .sandbox import Limits, Sandbox
 
 log = logging.getLogger("referee.wire")
@@ -124,6 +131,7 @@ class Supervisor(ABC):
 
     def __init__(self, conn: Connection, spec: LaunchSpec) -> None:
         self.conn, self.spec = conn, spec
+        self.reports = Reports(conn)
         self.greeted = False
         self.refused = False
         self.awaited: int | None = None
@@ -135,7 +143,8 @@ class Supervisor(ABC):
 
     # ------------------------------------------------------------ to referee
     def report(self, *message: object) -> None:
-        self.conn.send(message)
+        """Send a report to the referee, never blocking (see :mod:`referee.reports`)."""
+        self.reports.put(message)
 
     # --------------------------------------------------------------- the bot
     def start_bot(self) -> None:
@@ -149,9 +158,11 @@ class Supervisor(ABC):
         gate = sandbox.uses_cgroups
         if gate:
             # Hold the process at a gate (one line on its stdin) until it is inside its
-            # cgroups, so that not even its first fork escapes the limits.
-            script = 'read -r _; exec "$@"' if stdio else 'read -r _; exec "$@" </dev/null'
-            argv = ["/bin/sh", "-c", script, "arena-gate", *argv]
+            # cgroups, so that not even its first fork escapes the limits. No line (the
+            # supervisor died first): no bot (issue 13 A10).
+            script = 'read -r _ || exit 1; exec "$@"'
+            argv = ["/bin/sh", "-c", script if stdio else f"{script} </dev/null",
+                    "arena-gate", *argv]
         err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
@@ -159,6 +170,8 @@ class Supervisor(ABC):
                 stdin=subprocess.PIPE if stdio or gate else subprocess.DEVNULL,
                 stdout=subprocess.PIPE if stdio else err_w, stderr=err_w,
                 start_new_session=True,  # its own process group, killed as a whole
+                # No thread runs yet in this forked process (the stderr sink starts after).
+                preexec_fn=_die_with(os.getpid()),  # noqa: PLW1509
             )
         except OSError as err:
             os.close(err_r)
@@ -228,15 +241,15 @@ class Supervisor(ABC):
     def complain(self, detail: str | None) -> None:
         """Count a message nobody asked for, and report ``detail`` as a malformed fault.
 
-        Past FLOOD_LIMIT such messages between two decisions only the flood itself is
-        reported, once: every report is a write on the referee's pipe, and a bot must
-        not be able to fill that pipe and stall its supervisor.
+        Every such fault is reported (after the first of a decision they are merged
+        and counted: see :class:`referee.reports.Reports`); messages without a detail
+        (stale actions) only count, and past FLOOD_LIMIT between two decisions the flood
+        itself is reported.
         """
         self.unsolicited += 1
-        if self.unsolicited <= FLOOD_LIMIT:
-            if detail is not None:
-                self.report("fault", "malformed", detail)
-        elif not self.flood_reported:
+        if detail is not None:
+            self.report("fault", "malformed", detail)
+        if self.unsolicited > FLOOD_LIMIT and not self.flood_reported:
             self.flood_reported = True
             self.report("fault", "malformed",
                         f"flooding: over {FLOOD_LIMIT} messages nobody asked for")
@@ -249,11 +262,16 @@ class Supervisor(ABC):
             self.refuse("unsupported_protocol",
                         f"protocol {message.protocol!r} is not supported; this referee speaks "
                         f"protocol {PROTOCOL_VERSION}")
-        elif not hmac.compare_digest(message.token.encode(), self.spec.token.encode()):
+        elif not self.token_ok(message):
             self.refuse("bad_token", "wrong token: use the ARENA_TOKEN given in the environment")
         else:
             self.greeted = True
             self.report("hello", message.name)
+
+    def token_ok(self, message: Hello) -> bool:
+        """Whether a hello is this seat's: its protocol and token (in constant time)."""
+        return (message.protocol == PROTOCOL_VERSION
+                and hmac.compare_digest(message.token.encode(), self.spec.token.encode()))
 
     def refuse(self, code: str, detail: str) -> None:
         self.send_to_bot(encode(Error(seq=1, code=code, message=detail)))
@@ -279,6 +297,7 @@ class Supervisor(ABC):
             _, payload, await_seq = command
             if await_seq is not None:
                 self.awaited = await_seq
+                self.reports.next_act()
             self.send_to_bot(payload)
             return True
         if command[1] is not None:
@@ -354,8 +373,12 @@ class ZmqSupervisor(Supervisor):
 
     The supervisor speaks ZMTP itself on that Unix socket (:mod:`referee.zmtp`
     says why), in this one thread: no libzmq I/O thread between bot and referee.
-    One connection serves the seat; a newer one that completes its handshake
-    replaces it (a bot's socket reconnects by itself after a drop).
+    One connection serves the seat. A new connection is served only once it has
+    said a hello with the seat's token (issue 13 A7: without bubblewrap another bot
+    can reach this socket): until then it gets nothing and what it sends is dropped,
+    and the connection that serves keeps serving. Then it replaces that one (a
+    reconnecting bot says hello again; the SDK does). Before the seat's first hello,
+    the first message on any connection decides, as for a single one.
     """
 
     def serve(self) -> None:
@@ -377,13 +400,20 @@ class ZmqSupervisor(Supervisor):
         exit_fd = _exit_fd(self.proc)
         if exit_fd is not None:
             poller.register(exit_fd, select.POLLIN)
+        reporting = False
         while True:
+            if self.reports.pending != reporting:  # watch for room only while reports wait
+                reporting = self.reports.pending
+                poller.modify(conn_fd, select.POLLIN | (select.POLLOUT if reporting else 0))
             ready = poller.poll(50)
             # With a pidfd, the bot's exit is an event like any other: no wait() per message.
             check_exit = not ready or exit_fd is None
             for fd, events in ready:
                 if fd == conn_fd:
-                    if not self.on_command():
+                    if events & select.POLLOUT:
+                        self.reports.flush()
+                    if events & (select.POLLIN | select.POLLHUP | select.POLLERR) and \
+                            not self.on_command():
                         return
                 elif fd == listen_fd:
                     self.accept(listener)
@@ -438,14 +468,49 @@ class ZmqSupervisor(Supervisor):
             error, messages = err, err.messages  # what came whole before the bad byte counts
         if link.peer.outgoing:
             self.write(link, link.peer.take_outgoing())  # our READY, or a PONG
-        if link.peer.ready and link is not self.current:
-            for other in [o for o in self.links.values() if o is not link and o.peer.ready]:
-                self.close(other)  # the newest connection serves the seat
-            self.current = link
         for message in messages:
-            self.on_bot_bytes(message)
+            if link.sock.fileno() < 0:
+                return  # closed by the message before
+            if link is self.current:
+                self.on_bot_bytes(message)
+            else:
+                self.admit(link, message)
         if error is not None:
             self.broken(link, str(error))
+
+    def admit(self, link: _Link, data: bytes) -> None:
+        """A message on a connection that does not serve the seat (yet): issue 13 A7.
+
+        Before the seat's hello, the first message decides, on whichever connection
+        it comes (a valid hello makes that connection the seat's, anything else is
+        refused). After it, only a hello with the seat's token lets a connection
+        serve; anything else is dropped, and a wrong hello closes the connection.
+        Neither is a fault of the seat: it need not be the seat's bot that sent it.
+        """
+        if self.refused:
+            return
+        if not self.greeted:
+            self.current = link  # where the refusal, or the welcome, goes
+            self.on_bot_bytes(data)
+            if self.greeted:
+                for other in [o for o in self.links.values() if o is not link]:
+                    self.close(other)
+            return
+        try:
+            message: Hello | Action | None = decode_bot_message(data)
+        except ProtocolError:
+            message = None
+        if isinstance(message, Hello) and self.token_ok(message):
+            log.debug("seat %d: a new connection said hello and serves the seat", self.spec.seat)
+            for other in [o for o in self.links.values() if o is not link]:
+                self.close(other)
+            self.current = link
+        elif isinstance(message, Hello):
+            log.debug("seat %d: a new connection's hello was refused", self.spec.seat)
+            self.close(link)
+        else:
+            log.debug("seat %d: dropped a message before a new connection's hello",
+                      self.spec.seat)
 
     def broken(self, link: _Link, reason: str) -> None:
         """The peer broke ZMTP or a limit: say why to the referee (and, during the
@@ -454,7 +519,7 @@ class ZmqSupervisor(Supervisor):
             self.write(link, zmtp.error_command(reason))
         if not self.greeted and not self.refused:
             self.refuse("malformed", f"the connection was refused: {reason}")
-        elif self.greeted:
+        elif self.greeted and link is self.current:  # another connection's is not the seat's
             self.complain(f"{reason}; the connection was closed")
         self.close(link)
 
@@ -480,12 +545,15 @@ class ZmqSupervisor(Supervisor):
             self.current = None
 
     def expire_handshakes(self) -> None:
-        """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does."""
+        """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does; after the
+        seat's hello, also those that have not said theirs by then (issue 13 A7), so
+        that none holds one of the MAX_LINKS places for long."""
         if len(self.links) <= (self.current is not None):
             return
         too_old = time.monotonic() - HANDSHAKE_S
-        for link in [o for o in self.links.values() if not o.peer.ready and o.opened < too_old]:
-            log.debug("seat %d: no ZMTP handshake within %g s", self.spec.seat, HANDSHAKE_S)
+        for link in [o for o in self.links.values() if o is not self.current
+                     and o.opened < too_old and (not o.peer.ready or self.greeted)]:
+            log.debug("seat %d: no handshake or hello within %g s", self.spec.seat, HANDSHAKE_S)
             self.close(link)
 
     def send_to_bot(self, payload: bytes) -> None:
@@ -518,7 +586,7 @@ class StdioSupervisor(Supervisor):
         selector = selectors.DefaultSelector()
         selector.register(self.conn.fileno(), selectors.EVENT_READ, "referee")
         selector.register(out_fd, selectors.EVENT_READ, "bot")
-        writing = False
+        writing = reporting = False
         overlong = False
         while True:
             want_write = bool(self.outbox.buffer)
@@ -528,9 +596,16 @@ class StdioSupervisor(Supervisor):
                 else:
                     selector.unregister(in_fd)
                 writing = want_write
-            for key, _ in selector.select(0.05):
-                if key.data == "referee" and not self.on_command():
-                    return
+            if self.reports.pending != reporting:  # issue 13 A3: room for reports, if waiting
+                reporting = self.reports.pending
+                selector.modify(self.conn.fileno(), selectors.EVENT_READ
+                                | (selectors.EVENT_WRITE if reporting else 0), "referee")
+            for key, mask in selector.select(0.05):
+                if key.data == "referee":
+                    if mask & selectors.EVENT_WRITE:
+                        self.reports.flush()
+                    if mask & selectors.EVENT_READ and not self.on_command():
+                        return
                 if key.data == "stdin":
                     self.outbox.flush()
                 if key.data == "bot":
@@ -577,6 +652,27 @@ class StdioSupervisor(Supervisor):
         super().flush(max(0.0, end - time.monotonic()))
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> Callable[[], None]:
+    """What the bot's first process runs before its exec: die with the supervisor.
+
+    Issue 13 A10: a referee killed (with its supervisors) during a bot's start-up
+    left the bot running for good, as bwrap's own ``--die-with-parent`` was not armed
+    yet. ``PR_SET_PDEATHSIG`` set here holds through the gate's and prlimit's execs
+    into bwrap (none is set-uid), and ``getppid`` tells if the supervisor died before.
+    """
+
+    def arm() -> None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
+
+
 def _signal_name(number: int) -> str:
     try:
         return f"signal {number} ({signal.Signals(number).name})"
@@ -616,3 +712,4 @@ def supervise(conn: Connection, spec: LaunchSpec, close: Sequence[Connection] = 
     finally:
         supervisor.kill_bot()
         supervisor.drain_stderr(1.0)
+        supervisor.reports.drain(2.0)  # the bot's exit, say, still waiting for room

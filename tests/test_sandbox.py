@@ -240,30 +240,51 @@ def test_tree_limits_hold_a_process_and_kill_it_with_its_group() -> None:
 
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
 def test_groups_a_killed_referee_left_behind_are_swept(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Empty bot groups past ORPHAN_AGE_S go; a group with a process in it stays, and so
-    does a young empty one (a bot is about to enter it)."""
+    """Groups carry their owner (issue 13 A10): a dead owner's go, with every process in
+    them; a live owner's stay, however old. Of groups without an owner in their name
+    (an older Arena's), empty ones past ORPHAN_AGE_S go; a group with a process in it
+    stays, and so does a young empty one (a bot is about to enter it)."""
     import subprocess as sp
+    import uuid
+
+    from referee import scratch
 
     version = cgroups.probe().version or 1
-    orphan, busy, young = (cgroups.TreeLimits(version, 64 << 20, 8) for _ in range(3))
-    child = sp.Popen(["sleep", "60"])
+
+    def legacy() -> cgroups.TreeLimits:
+        return cgroups.TreeLimits(version, 64 << 20, 8, f"arena-{uuid.uuid4().hex[:12]}")
+
+    gone = sp.Popen(["sleep", "60"])
+    gone_owner = f"o{gone.pid}.{scratch._start_time(gone.pid)}"
+    gone.kill()
+    gone.wait()  # the owner of `dead` is gone, as a referee killed with SIGKILL
+    dead = cgroups.TreeLimits(version, 64 << 20, 8, f"arena-{gone_owner}-{uuid.uuid4().hex[:12]}")
+    live = cgroups.TreeLimits(version, 64 << 20, 8)  # this process's
+    orphan, busy, young = legacy(), legacy(), legacy()
+    child, survivor = sp.Popen(["sleep", "60"]), sp.Popen(["sleep", "60"])
     try:
         orphan.make()
+        live.make()
         busy.enter(child.pid)
+        dead.enter(survivor.pid)  # a bot its killed referee left running
         # Not 0: a group of another referee on this machine, made a moment ago and
         # about to take its bot, must not be swept by this test.
         monkeypatch.setattr(cgroups, "ORPHAN_AGE_S", 1.0)
         time.sleep(1.1)
-        assert cgroups.sweep_orphans.__wrapped__() >= 1
-        assert not any(f.exists() for f in orphan.folders)
+        assert cgroups.sweep_orphans.__wrapped__() >= 2
+        assert not any(f.exists() for f in orphan.folders + dead.folders)
+        assert survivor.wait(5) == -9
         assert all(f.is_dir() for f in busy.folders) and busy.members() == {child.pid}
+        assert all(f.is_dir() for f in live.folders)
         monkeypatch.setattr(cgroups, "ORPHAN_AGE_S", 3600.0)
         young.make()
         cgroups.sweep_orphans.__wrapped__()
         assert all(f.is_dir() for f in young.folders)
     finally:
-        for tree in (busy, young):
+        for tree in (busy, young, live):
             tree.kill()
-        orphan.folders = [f for f in orphan.folders if f.exists()]
-        orphan.kill()
+        for tree in (orphan, dead):
+            tree.folders = [f for f in tree.folders if f.exists()]
+            tree.kill()
+        survivor.kill()
     assert child.wait(5) == -9

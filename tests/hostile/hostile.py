@@ -59,6 +59,10 @@ def raw_zmtp_flood() -> None:
     prop = b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
     body = b"\x05READY" + prop
     raw.sendall(b"\x04" + bytes([len(body)]) + body)
+    # A new connection is the seat's only once it has said hello (issue 13 A7).
+    greeting = json.dumps({"type": "hello", "protocol": 1, "token": TOKEN,
+                           "name": "hostile"}).encode()
+    raw.sendall(b"\x00" + bytes([len(greeting)]) + greeting)
     frame = b"\x01\x01x"  # MORE flag, one byte: never the last frame
     chunk = frame * 65536
     while True:
@@ -235,6 +239,7 @@ def main(mode: str) -> None:
             if n == 2:
                 sock.close()  # a fresh socket, a fresh connection: the seat carries on
                 sock = connect()
+                hello(sock)  # each connection begins with a hello (issue 13 A7)
             answer(sock, act)
     for n, act in enumerate(acts(sock)):
         if mode in ("crash_mid_game", "crash_every_game") and n == 3:

@@ -1,0 +1,225 @@
+"""A referee killed with SIGKILL leaves nothing behind for good (issue 13 A10 and A11).
+
+Real referees (`arena play` in their own process group) are killed with their
+supervisors, `kill -9` of the whole group, at many moments around their bots'
+start-up. No bot may outlive its referee, whenever the kill lands; the next
+referee's sweep removes the cgroups and temporary folders the dead left, and
+never a live referee's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from referee import cgroups, scratch
+
+from .test_faults import _processes_mentioning, bot_file, processes_mentioning
+
+DELAYS_MS = range(0, 63, 3)
+"""Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
+
+
+def start_referee(*bots: str) -> subprocess.Popen[bytes]:
+    """`arena play` with ``bots`` (hanging bots: the match runs until it is killed)."""
+    return subprocess.Popen([sys.executable, "-m", "arena", "play", "stop-me", *bots,
+                             "--deadline-ms", "60000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # its own group, killed as a whole
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Return as soon as a supervisor of ``referee`` has forked its bot's first process
+    (a moment before the bot's cgroups are made)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and referee.poll() is None:
+        if any(_children(s) for s in _children(referee.pid)):
+            return
+        time.sleep(0.0005)
+    raise AssertionError("the referee started no bot")
+
+
+def owned_by(pids: set[int], names: list[str]) -> list[str]:
+    """Those of ``names`` (folders or groups) whose owner tag names one of ``pids``."""
+    found = []
+    for name in names:
+        tag = re.search(r"-o(\d+)\.\d+-", name)
+        if tag and int(tag.group(1)) in pids:
+            found.append(name)
+    return found
+
+
+def leftovers(pids: set[int]) -> tuple[list[str], list[str]]:
+    """The temporary folders and the cgroups of the referees ``pids``."""
+    folders = owned_by(pids, os.listdir(tempfile.gettempdir()))
+    groups: list[str] = []
+    for controller in ("memory", "pids", ""):
+        own = cgroups._own(controller)
+        if own is not None and own.is_dir():
+            groups += owned_by(pids, [p.name for p in own.glob("arena-*")])
+    return folders, groups
+
+
+def wait_gone(pids: set[int], timeout: float = 30.0) -> None:
+    """Until every process of ``pids`` has ended: a killed one takes a moment to exit."""
+    deadline = time.monotonic() + timeout
+    while any(scratch._start_time(p) is not None for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def kill_survivors(marker: str) -> None:
+    """Whatever a failed test leaves running is killed, not left on the machine."""
+    for pid in _processes_mentioning(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> None:
+    hang = bot_file(tmp_path, "hang")
+    killed: set[int] = set()
+    try:
+        for delay_ms in DELAYS_MS:
+            referee = start_referee(hang, hang)
+            killed.add(referee.pid)
+            wait_for_a_bot_start(referee)
+            time.sleep(delay_ms / 1000)
+            group = _group_members(referee.pid)
+            os.killpg(referee.pid, signal.SIGKILL)
+            referee.wait(30)
+            wait_gone(group)
+        survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
+        assert survivors == [], f"{len(survivors)} bot processes outlived their referee"
+        folders, _ = leftovers(killed)
+        assert folders, "the kills left no folder: the sweep below is not tested"
+        # The next referee's sweep: every group and folder of the dead goes.
+        cgroups.sweep_orphans.__wrapped__()
+        scratch.sweep()
+        assert leftovers(killed) == ([], []), "a dead referee's folders or groups stayed"
+        assert processes_mentioning(tmp_path.name) == []
+    finally:
+        kill_survivors(tmp_path.name)
+
+
+def test_the_sweep_spares_a_live_referee(tmp_path: Path) -> None:
+    """A dead referee's folders go; a live one's stay, with its bots running."""
+    hang = bot_file(tmp_path, "hang")
+    dead = start_referee(hang, hang)
+    live = start_referee(hang, hang)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                len(leftovers({dead.pid})[0]) < 3 or len(leftovers({live.pid})[0]) < 3):
+            time.sleep(0.05)  # each: its match folder and two seat folders
+        time.sleep(0.5)
+        group = _group_members(dead.pid)
+        os.killpg(dead.pid, signal.SIGKILL)
+        dead.wait(30)
+        wait_gone(group)
+        before, left = leftovers({live.pid}), leftovers({dead.pid})[0]
+        removed = scratch.sweep()
+        cgroups.sweep_orphans.__wrapped__()
+        mine = scratch.mkdtemp("arena-test-")  # this process's own: alive too
+        scratch.sweep()
+        assert left and {os.path.basename(p) for p in removed} >= set(left)
+        assert leftovers({dead.pid}) == ([], [])
+        assert leftovers({live.pid}) == before and os.path.isdir(mine)
+        assert live.poll() is None and len(_processes_mentioning(tmp_path.name)) >= 2
+        os.rmdir(mine)
+    finally:
+        for referee in (dead, live):
+            if referee.poll() is None:
+                referee.send_signal(signal.SIGTERM)
+                referee.wait(30)
+        kill_survivors(tmp_path.name)
+    assert processes_mentioning(tmp_path.name) == []
+    assert leftovers({live.pid}) == ([], []), "a referee that ended left folders"
+
+
+def test_the_sweep_follows_no_symlink(tmp_path: Path) -> None:
+    """A link named like a dead owner's folder is not followed, nor removed by name."""
+    gone = subprocess.Popen(["sleep", "60"])
+    tag = f"o{gone.pid}.{scratch._start_time(gone.pid)}"
+    gone.kill()
+    gone.wait()
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "data").write_text("keep me")
+    root = tmp_path / "tmp"
+    root.mkdir()
+    (root / f"arena-seat0-{tag}-abcdefgh").symlink_to(target)
+    (root / f"arena-match-{tag}-ijklmnop").mkdir()
+    removed = scratch.sweep(str(root))
+    assert [os.path.basename(p) for p in removed] == [f"arena-match-{tag}-ijklmnop"]
+    assert (target / "data").read_text() == "keep me"
+
+
+def _group_members(pgid: int) -> set[int]:
+    """Every process of process group ``pgid`` (the organiser, its workers, supervisors)."""
+    members = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(b")") + 2:].split()[2]) == pgid:
+            members.add(int(pid))
+    return members
+
+
+def test_a_killed_tournament_leaves_no_folder_after_the_next_run(tmp_path: Path) -> None:
+    """`kill -9` of a tournament's whole group (organiser and workers): the next run
+    removes its match, seat and log folders (arena-logs-* holds full event logs)."""
+    db = tmp_path / "arena.db"
+    bot = tmp_path / f"first_{tmp_path.name}.py"
+    bot.write_text("from protocol.client import run\n"
+                   "run(lambda observation, legal: legal[0], name='first')\n")
+    for name in ("alpha", "beta"):
+        added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", name, str(bot),
+                                "--db", str(db)],
+                               check=False, capture_output=True, text=True, timeout=300)
+        assert added.returncode == 0, added.stderr
+    organiser = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots", "alpha,beta",
+         "--games-per-seating", "50", "--workers", "2", "--name", "doomed", "--db", str(db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    members: set[int] = set()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and organiser.poll() is None:
+            members |= _group_members(organiser.pid)
+            folders = leftovers(members)[0]
+            if any(f.startswith("arena-logs-") for f in folders) and \
+                    any(f.startswith("arena-seat") for f in folders):
+                break
+            time.sleep(0.02)
+        members |= _group_members(organiser.pid)
+        os.killpg(organiser.pid, signal.SIGKILL)
+        organiser.wait(30)
+        wait_gone(members)
+        left = leftovers(members)[0]
+        assert any(f.startswith("arena-logs-") for f in left), left
+        removed = {os.path.basename(p) for p in scratch.sweep()}
+        assert set(left) <= removed and leftovers(members)[0] == []
+        assert processes_mentioning(tmp_path.name) == []
+    finally:
+        if organiser.poll() is None:
+            os.killpg(organiser.pid, signal.SIGKILL)
+        kill_survivors(tmp_path.name)
