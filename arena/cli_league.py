@@ -235,17 +235,18 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @db_option
     @json_option
     def tournament_list(db_path: Path, as_json: bool) -> None:
-        """List the tournaments with their progress."""
+        """List the tournaments with their progress. The id is the number of the
+        tournament's web page (tournament/ID.html), and works wherever a name does."""
         with opened(db_path) as store:
             rows = store.rows(
-                "SELECT t.name, t.game, t.format, t.seats, t.scheduled, "
+                "SELECT t.id, t.name, t.game, t.format, t.seats, t.scheduled, "
                 "(SELECT COUNT(*) FROM games g WHERE g.tournament_id = t.id) AS played, "
                 "t.created_at, t.finished_at FROM tournaments t ORDER BY t.id")
         if as_json:
             echo_json(rows)
         else:
             views.console().print(views.table("Tournaments", rows, [
-                ("name", "name"), ("game", "game"), ("format", "format"), ("seats", "seats"),
+                ("id", "id"), ("name", "name"), ("game", "game"), ("format", "format"), ("seats", "seats"),
                 ("played", "played"), ("scheduled", "scheduled"), ("created_at", "created"),
                 ("finished_at", "finished")]))
 

@@ -19,7 +19,7 @@ from typing import Any
 from leaderboard import board
 from leaderboard.ratings import Environment
 from leaderboard.store import Store, StoreError
-from referee.games import get_game
+from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
 
@@ -110,20 +110,27 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     bots = {r["id"]: r for r in store.rows("SELECT * FROM bots")}
     _require_files([bots[b] for b in sorted({b for row in missing for b in row["seating"]})])
     paths = {bot_id: row["path"] for bot_id, row in bots.items()}
+    # The store's names, validated at `arena bot add`, name the log files: never the
+    # manifest's name, which the bot's author chose (issue 13 A1, B6).
+    labels = {bot_id: f"{row['name']}@{row['version']}" for bot_id, row in bots.items()}
     jobs: dict[int, list[dict]] = {}
     for row in missing:
         jobs.setdefault(row["match"], []).append(row)
     match_jobs = [
         MatchJob(key, t["game"], tuple(paths[b] for b in rows[0]["seating"]), tuple(rows),
-                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir)
+                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir,
+                 tuple(labels[b] for b in rows[0]["seating"]))
         for key, rows in sorted(jobs.items())]
     progress = Progress(t["scheduled"], t["scheduled"] - len(missing), [])
     outstanding = sorted(row["idx"] for row in missing)
 
     def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
         scheduled = job.games[position]
-        if store.record_game(t["id"], scheduled, t["game"], record) is not None:
+        game_id = store.record_game(t["id"], scheduled, t["game"], record)
+        if game_id is not None:
             progress.done += 1
+            if log_dir:  # named by the id that `arena replay` and the web pages use
+                _write_game_log(Path(log_dir), game_id, record)
         outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]
@@ -152,6 +159,12 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     if not missing:
         store.finish_tournament(t["id"])
     return progress
+
+
+def _write_game_log(log_dir: Path, game_id: int, record: dict[str, Any]) -> None:
+    """The game's full record as ``LOG_DIR/game-ID.json``, ID its database id."""
+    path = log_dir / f"game-{game_id}.json"
+    path.write_text(canonical_json(record) + "\n", encoding="utf-8")
 
 
 def summary(store: Store, name: str) -> dict[str, Any]:

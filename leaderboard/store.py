@@ -285,6 +285,7 @@ class Store:
     def create_tournament(self, row: Mapping[str, Any], entrants: Sequence[int],
                           schedule: Sequence[Mapping[str, Any]]) -> int:
         """Store a tournament with its entrants and whole schedule, in one transaction."""
+        check_tournament_name(row["name"])
         with self.transaction() as conn:
             if self.one("SELECT id FROM tournaments WHERE name = ?", (row["name"],)):
                 raise StoreError(f"a tournament named {row['name']!r} exists already; "
@@ -307,9 +308,15 @@ class Store:
             return tid
 
     def tournament(self, name: str) -> dict:
+        """A tournament by its name or by its id (the number the web pages use, issue 13
+        B6); StoreError if there is none. A name is never all digits, so the two never
+        collide (see :func:`check_tournament_name`)."""
         row = self.one("SELECT * FROM tournaments WHERE name = ?", (name,))
+        if row is None and name.isdecimal() and len(name) <= 18:
+            row = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
         if row is None:
-            known = [t["name"] for t in self.rows("SELECT name FROM tournaments ORDER BY id")]
+            known = [f"{t['name']} (id {t['id']})"
+                     for t in self.rows("SELECT id, name FROM tournaments ORDER BY id")]
             raise StoreError(f"no tournament {name!r}" + (
                 f"; known: {', '.join(known)}" if known else ""))
         row["options"] = json.loads(row["options"])
@@ -380,6 +387,17 @@ class Store:
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict | None:
         found = self.rows(sql, params)
         return found[0] if found else None
+
+
+def check_tournament_name(name: str) -> None:
+    """StoreError unless ``name`` can name a tournament: not empty, and not a number,
+    since in commands and web addresses a number is a tournament's id (issue 13 B6)."""
+    if not name or name != name.strip():
+        raise StoreError(f"tournament name {name!r} must not be empty or begin or end "
+                         f"with spaces")
+    if name.isdecimal():
+        raise StoreError(f"tournament name {name!r} is a number, and numbers are "
+                         f"tournament ids (arena tournament list); choose a name with a letter")
 
 
 def _split(script: str) -> list[str]:
