@@ -17,6 +17,7 @@ import click
 
 from arena import __version__, botcheck, report
 from arena.cli_league import make_log_dir, parse_options, register
+from arena.cli_reads import register_reads
 from arena.web import register_web
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
@@ -198,4 +199,5 @@ def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
 
 
 register(main, bot, _sandbox_options, _limits, _clock_options)
+register_reads(main, bot)
 register_web(main)

@@ -18,7 +18,8 @@ from typing import Any
 
 from leaderboard import board
 from leaderboard.ratings import Environment
-from leaderboard.store import Store, StoreError
+from leaderboard.store import BUILTIN_KIND, Store, StoreError
+from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
@@ -54,7 +55,7 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
     cls = get_game(game)
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
-    rows = [store.bot(*_name_version(b)) for b in bots]
+    rows = [_entrant(store, game, b) for b in bots]
     for spec, row in zip(bots, rows):
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
@@ -70,13 +71,25 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         [r["id"] for r in rows], [g.to_row() for g in schedule])
 
 
+def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
+    """The bot row of one entrant: ``NAME``, ``NAME@VERSION`` or a built-in baseline
+    (``builtin:random``, ``builtin:heuristic``), stored as a bot of its own on first use."""
+    if is_builtin(spec.partition("@")[0]):
+        name, version = _name_version(spec)
+        make_builtin(name, game, 0, 0)  # ConfigError naming the policies there are
+        if version not in (None, 1):
+            raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
+        return store.builtin_bot(name)
+    return store.bot(*_name_version(spec))
+
+
 def _require_files(bots: Sequence[dict[str, Any]]) -> None:
     """StoreError if the stored copy of any of these bot rows is gone.
 
     Checked before a tournament is created or run: otherwise every match of the
     bot would fail on its own, and the run would end with no game played.
     """
-    gone = [b for b in bots if not Path(b["path"]).exists()]
+    gone = [b for b in bots if b["kind"] != BUILTIN_KIND and not Path(b["path"]).exists()]
     if gone:
         raise StoreError("the stored files of " + ", ".join(
             f"bot {b['name']}@{b['version']} ({b['path']!r})" for b in gone)
