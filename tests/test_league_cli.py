@@ -235,3 +235,16 @@ def test_bot_logs_shows_a_stored_bots_stderr_newest_first(league: Path) -> None:
     assert "\x1b" not in text and "\\x1b]0;pwned\\x07" in text  # shown, never obeyed
     none = arena("bot", "logs", "alpha", db=league)
     assert none.returncode == 0 and "no captured output of alpha" in none.stdout
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    (("bot", "logs"), "--limit"), (("results",), "--bot"), (("results",), "--limit"),
+    (("leaderboard",), "--tournament"), (("tournament", "run"), "--progress-every"),
+    (("tournament", "resume"), "--progress-every"), (("tournament", "resume"), "--workers"),
+])
+def test_every_new_option_has_help(command: tuple[str, ...], option: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "arena", *command, "--help"], cwd=ROOT,
+                         check=False, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and option in out.stdout
+    help_text = out.stdout.split(option, 1)[1].split("\n  -", 1)[0]
+    assert len(help_text.split()) >= 3, f"{option} of {command} has no help"
