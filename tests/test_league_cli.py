@@ -9,6 +9,10 @@ captured stderr. Real bots, real SQLite files, the real ``arena`` command.
 from __future__ import annotations
 
 import json
+import os
+import pty
+import re
+import select
 import signal
 import sqlite3
 import subprocess
@@ -184,6 +188,15 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
     assert proc.returncode == 143
     kept = stored_games(db)
     assert 3 <= kept < 40
+    # On a terminal, the live bar starts at the games already played too (it showed
+    # 0/40 first, and counted the stored games into this run's speed and ETA).
+    frames = bar_frames([sys.executable, "-m", "arena", "tournament", "resume", "long",
+                         "--workers", "1", "--db", str(db)], seconds=3.0)
+    bars = [f for f in frames if re.search(r"long .* \d+/40 ", f)]
+    assert bars, frames
+    assert re.search(rf" {kept}/40 ", bars[0]), bars[0]
+    assert not any(" 0/40 " in f for f in frames)
+    kept = stored_games(db)
     resumed = arena("tournament", "resume", "long", "--progress-every", "0.5", db=db)
     assert resumed.returncode == 0, resumed.stderr
     lines = resumed.stdout.splitlines()
@@ -193,6 +206,36 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
             assert int(line.split(" ")[1].split("/")[0]) >= kept
     assert "long: 40 of 40 games played" in lines
     assert "Standings: stop-me, tournament long" in resumed.stdout
+
+
+def bar_frames(cmd: list[str], seconds: float) -> list[str]:
+    """Run ``cmd`` with its stdout on a pseudo-terminal for ``seconds`` (then SIGTERM):
+    the lines and frames it drew, escape sequences removed."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=slave, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "COLUMNS": "120"}, start_new_session=True)
+    os.close(slave)
+    out, start = b"", time.monotonic()
+    try:
+        while True:
+            if time.monotonic() - start > seconds and proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the other end closed: it exited
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        os.close(master)
+        proc.wait(timeout=60)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
+    return [f for f in re.split(r"[\r\n]+", text) if f.strip()]
 
 
 # ------------------------------------------------------------ B7: the author
