@@ -275,16 +275,19 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @db_option
     @json_option
     def tournament_show(name: str, db_path: Path, as_json: bool) -> None:
-        """Show a tournament: settings, progress and its entrants' results."""
+        """Show tournament NAME (a name or an id): settings, progress and its entrants'
+        results."""
         with opened(db_path) as store:
             info = tournament.summary(store, name)
         if as_json:
             echo_json(info)
             return
         out = views.console()
-        out.print(f"{info['name']}: {info['game']}, {info['format']}, {info['seats']} seats, "
+        out.print(f"{info['name']} (id {info['id']}): {info['game']}, {info['format']}, "
+                  f"{info['seats']} seats, "
                   f"{info['games_per_seating']} game(s) per seating"
-                  f"{', duplicate deals' if info['duplicate'] else ''}, seed {info['seed']}")
+                  f"{', duplicate deals' if info['duplicate'] else ''}, seed {info['seed']}",
+                  markup=False)  # a name is anyone's text, never rich markup
         out.print(f"played {info['played']} of {info['scheduled']} ({info['void']} void); "
                   f"{'finished ' + info['finished_at'] if info['finished_at'] else 'not finished'}")
         out.print(views.table("Entrants", info["entrants"], [
@@ -338,7 +341,12 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         """Register the bundled example bots, run a short round-robin of every game on all
         cores, and print the leaderboards."""
         with opened(db_path, create=True) as store:
-            for game, rows, env in demo.run(store, workers, games_per_seating, _run):
+            # The demo prints each game's whole leaderboard after its one tournament.
+            def run_quietly(store: Store, name: str, workers: int | None,
+                            log_dir: str | None) -> None:
+                _run(store, name, workers, log_dir, standings=False)
+
+            for game, rows, env in demo.run(store, workers, games_per_seating, run_quietly):
                 views.print_leaderboard(game, rows, env)
 
     def _next_name(store: Store, game: str) -> str:
@@ -349,7 +357,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         return f"{game}-{n}"
 
     def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
-             progress_every: float = progress.EVERY_S) -> None:
+             progress_every: float = progress.EVERY_S, standings: bool = True) -> None:
         t = store.tournament(name)
         name = t["name"]  # it may have been given by its id
         done = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
@@ -374,11 +382,11 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         for error in result.errors:
             click.echo(f"error: {error}", err=True)
         click.echo(f"{name}: {result.done} of {result.total} games played")
-        # Its standings end it (issue 13 B5): the tournament's games alone, rated.
-        env = json.loads(board.environment(store, t["game"]).to_json())
-        views.print_leaderboard(f"{t['game']}, tournament {name}",
-                                board.tournament_standings(store, t["game"], t["id"]), env,
-                                title="Standings")
+        if standings:  # they end it (issue 13 B5): the tournament's games alone, rated
+            env = json.loads(board.environment(store, t["game"]).to_json())
+            views.print_leaderboard(f"{t['game']}, tournament {name}",
+                                    board.tournament_standings(store, t["game"], t["id"]),
+                                    env, title="Standings")
         if result.errors:  # a script must see that games are missing
             raise click.ClickException(
                 f"{len(result.errors)} match(es) of {name} failed; fix the cause above, "

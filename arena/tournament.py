@@ -192,7 +192,7 @@ def summary(store: Store, name: str) -> dict[str, Any]:
         "LEFT JOIN games g ON g.tournament_id = e.tournament_id AND g.void = 0 "
         "LEFT JOIN seats s ON s.game_id = g.id AND s.bot_id = e.bot_id "
         "WHERE e.tournament_id = ? GROUP BY e.position ORDER BY e.position", (t["id"],))
-    return {"name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
+    return {"id": t["id"], "name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
             "games_per_seating": t["games_per_seating"], "duplicate": bool(t["duplicate"]),
             "seed": t["seed"], "options": t["options"], "settings": t["settings"],
             "scheduled": t["scheduled"], "played": played.get("n") or 0,

@@ -57,7 +57,9 @@ def test_tournaments_are_listed_and_found_by_id_as_the_web_names_them(db: Path) 
     assert any(line.startswith(f"│ {row['id']:>2} │ first-cup ") for line in table.splitlines())
     by_id = json.loads(arena("tournament", "show", str(row["id"]), "--json", db=db).stdout)
     by_name = json.loads(arena("tournament", "show", "first-cup", "--json", db=db).stdout)
-    assert by_id == by_name
+    assert by_id == by_name and by_name["id"] == row["id"]
+    shown = arena("tournament", "show", "first-cup", db=db).stdout
+    assert shown.startswith(f"first-cup (id {row['id']}): stop-me, round-robin")
     results = json.loads(arena("results", "stop-me", "--tournament", str(row["id"]), "--json",
                                db=db).stdout)
     assert {g["tournament"] for g in results} == {"first-cup"}
