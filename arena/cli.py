@@ -17,10 +17,12 @@ import click
 
 from arena import __version__, botcheck, report
 from arena.cli_league import make_log_dir, parse_options, register
+from arena.cli_reads import register_reads
 from arena.web import register_web
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
-from referee.match import Clocks, play_match
+from referee.match import Clocks, Match
+from referee.records import GameRecord
 from referee.sandbox import MODES, Limits
 
 
@@ -120,6 +122,9 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
     executable) or a bot folder with a bot.toml manifest. Built-in and program
     bots can be mixed. Program bots start once and play every game of the match.
 
+    Interrupted by Ctrl-C or SIGTERM, it prints the games already finished (as
+    JSON with --json) and exits with status 130 or 143.
+
     \b
     Examples:
       arena play stop-me builtin:heuristic builtin:random builtin:random --games 20
@@ -129,17 +134,36 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)
     limits = _limits(limit_options)
     make_log_dir(log_dir)
+    records: list[GameRecord] = []
+    stopped: int | None = None  # the exit status of an interrupted match
     try:
         get_game(game).resolve_options(len(bots), options)
-        records = play_match(game, bots, count, seed, options, clocks, log_dir, sandbox, limits)
+        match = Match(game, bots, count, seed, options, clocks, log_dir, sandbox, limits)
+        match.run(on_game=records.append)
     except (GameError, RefereeError) as err:
         raise _fail(err) from err
+    except KeyboardInterrupt:  # Ctrl-C: report the finished games (issue 13 B3)
+        stopped = 128 + signal.SIGINT
+    except SystemExit as stop:  # SIGTERM, made SystemExit(143) by main()'s handler
+        if stop.code != 128 + signal.SIGTERM:
+            raise
+        stopped = stop.code
+    if stopped is not None:
+        # A second signal must not cut off the report of the games already played.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
     if as_json:
-        out = {"game": game, "bots": list(bots), "seed": seed, "options": options,
-               "games": [r.to_json() for r in records]}
+        out: dict[str, Any] = {"game": game, "bots": list(bots), "seed": seed,
+                               "options": options, "games": [r.to_json() for r in records]}
+        if stopped is not None:
+            out |= {"interrupted": signal.Signals(stopped - 128).name, "requested": count}
         click.echo(json.dumps(out, indent=2))
-    else:
+    elif records:
         report.print_play(game, list(bots), seed, records)
+    if stopped is not None:
+        click.echo(f"interrupted by {signal.Signals(stopped - 128).name}: {len(records)} of "
+                   f"{count} games finished", err=True)
+        raise SystemExit(stopped)
 
 
 @main.group()
@@ -175,4 +199,5 @@ def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
 
 
 register(main, bot, _sandbox_options, _limits, _clock_options)
+register_reads(main, bot)
 register_web(main)

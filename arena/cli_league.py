@@ -15,10 +15,10 @@ from typing import Any
 
 import click
 
-from arena import botstore, demo, tournament
+from arena import botstore, demo, progress, tournament
 from arena.replay import narrate, visible
 from leaderboard import board, views
-from leaderboard.store import Store, StoreError
+from leaderboard.store import BUILTIN_PREFIX, Store, StoreError
 from referee.errors import RefereeError
 from referee.games import GameError, get_game
 from referee.match import Clocks
@@ -83,6 +83,14 @@ def opened(db_path: Path, create: bool = False) -> Iterator[Store]:
         store.close()
 
 
+def progress_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--progress-every", type=click.FloatRange(min=0.1), default=progress.EVERY_S,
+        show_default=True, metavar="SECONDS",
+        help="When the output is not a terminal (a pipe, a log file), print a progress "
+             "line this often.")(func)
+
+
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
 
@@ -106,6 +114,10 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
 
         Changed files under the same NAME make a new version; old versions and
         their results stay."""
+        if name.startswith(BUILTIN_PREFIX):  # before the check: refused either way
+            raise click.BadParameter(f"bot name {name!r}: names beginning with "
+                                     f"{BUILTIN_PREFIX!r} are the built-in bots'",
+                                     param_hint="NAME")
         with opened(db_path, create=True) as store:
             row, created = botstore.add_bot(store, name, str(path), sandbox, limits_from(limits))
             what = "added" if created else "unchanged:"
@@ -189,16 +201,23 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @click.option("-o", "--option", "option_pairs", multiple=True, metavar="KEY=VALUE",
                   help="A game option (VALUE as JSON), repeatable.")
     @click.option("--log-dir", type=click.Path(file_okay=False),
-                  help="Keep each match's bot stderr and game logs here.")
+                  help="Keep each match's bot stderr (DIR/match-M/seatS-NAME@V.stderr.log) "
+                       "and each game's record (DIR/game-ID.json, ID as arena results "
+                       "shows it) here.")
+    @progress_option
     @db_option
     @clock_options
     def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: int,
                        duplicate: bool, fmt: str, workers: int | None, seed: int | None,
                        name: str | None, option_pairs: tuple[str, ...], deadline_ms: int,
                        time_bank_ms: int, startup_ms: int, strikes: int, log_dir: str | None,
-                       db_path: Path, sandbox: str, **limits: int) -> None:
-        """Run a tournament of GAME between registered bots, in parallel, and rate it.
+                       progress_every: float, db_path: Path, sandbox: str,
+                       **limits: int) -> None:
+        """Run a tournament of GAME between registered bots, in parallel, rate it, and
+        print its standings.
 
+        A bot is NAME or NAME@VERSION from the bot store, or a built-in baseline,
+        builtin:random or builtin:heuristic (rated as the bot builtin:random, version 1).
         Ctrl-C stops it cleanly; every finished game is kept, and
         `arena tournament resume NAME` plays the rest."""
         names = [b.strip() for b in bots.split(",") if b.strip()]
@@ -217,35 +236,37 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
                               games_per_seating=games_per_seating, duplicate=duplicate,
                               fmt=fmt, seed=seed, options=parse_options(option_pairs),
                               settings=settings)
-            _run(store, name, workers, log_dir)
+            _run(store, name, workers, log_dir, progress_every)
 
     @tournament_group.command("resume")
     @click.argument("name")
-    @click.option("--workers", type=click.IntRange(min=1))
-    @click.option("--log-dir", type=click.Path(file_okay=False))
+    @click.option("--workers", type=click.IntRange(min=1),
+                  help="Parallel matches (default: the number of cores).")
+    @click.option("--log-dir", type=click.Path(file_okay=False),
+                  help="Keep each match's bot stderr and each game's record here.")
+    @progress_option
     @db_option
     def tournament_resume(name: str, workers: int | None, log_dir: str | None,
-                          db_path: Path) -> None:
-        """Play the scheduled games of tournament NAME that have no result yet."""
+                          progress_every: float, db_path: Path) -> None:
+        """Play the scheduled games of tournament NAME (or id) that have no result yet,
+        and print its standings."""
         make_log_dir(log_dir)
         with opened(db_path) as store:
-            _run(store, name, workers, log_dir)
+            _run(store, name, workers, log_dir, progress_every)
 
     @tournament_group.command("list")
     @db_option
     @json_option
     def tournament_list(db_path: Path, as_json: bool) -> None:
-        """List the tournaments with their progress."""
+        """List the tournaments with their progress. The id is the number of the
+        tournament's web page (tournament/ID.html), and works wherever a name does."""
         with opened(db_path) as store:
-            rows = store.rows(
-                "SELECT t.name, t.game, t.format, t.seats, t.scheduled, "
-                "(SELECT COUNT(*) FROM games g WHERE g.tournament_id = t.id) AS played, "
-                "t.created_at, t.finished_at FROM tournaments t ORDER BY t.id")
+            rows = store.tournaments_list()
         if as_json:
             echo_json(rows)
         else:
             views.console().print(views.table("Tournaments", rows, [
-                ("name", "name"), ("game", "game"), ("format", "format"), ("seats", "seats"),
+                ("id", "id"), ("name", "name"), ("game", "game"), ("format", "format"), ("seats", "seats"),
                 ("played", "played"), ("scheduled", "scheduled"), ("created_at", "created"),
                 ("finished_at", "finished")]))
 
@@ -254,91 +275,26 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
     @db_option
     @json_option
     def tournament_show(name: str, db_path: Path, as_json: bool) -> None:
-        """Show a tournament: settings, progress and its entrants' results."""
+        """Show tournament NAME (a name or an id): settings, progress and its entrants'
+        results."""
         with opened(db_path) as store:
             info = tournament.summary(store, name)
         if as_json:
             echo_json(info)
             return
         out = views.console()
-        out.print(f"{info['name']}: {info['game']}, {info['format']}, {info['seats']} seats, "
+        out.print(f"{info['name']} (id {info['id']}): {info['game']}, {info['format']}, "
+                  f"{info['seats']} seats, "
                   f"{info['games_per_seating']} game(s) per seating"
-                  f"{', duplicate deals' if info['duplicate'] else ''}, seed {info['seed']}")
+                  f"{', duplicate deals' if info['duplicate'] else ''}, seed {info['seed']}",
+                  markup=False)  # a name is anyone's text, never rich markup
         out.print(f"played {info['played']} of {info['scheduled']} ({info['void']} void); "
                   f"{'finished ' + info['finished_at'] if info['finished_at'] else 'not finished'}")
         out.print(views.table("Entrants", info["entrants"], [
             ("name", "bot"), ("version", "v"), ("games", "games"), ("wins", "wins"),
             ("mean_rank", "avg rank"), ("faults", "faults")], {"mean_rank": ".2f"}))
 
-    # ---------------------------------------------------- leaderboard & co
-    @main.command("leaderboard")
-    @click.argument("words", nargs=-1, required=True, metavar="GAME | rebuild GAME")
-    @db_option
-    @json_option
-    def leaderboard(words: tuple[str, ...], db_path: Path, as_json: bool) -> None:
-        """Show the leaderboard of GAME; `arena leaderboard rebuild GAME` recomputes its
-        ratings from the stored results, in canonical order, to the same numbers."""
-        if words[0] == "rebuild":
-            if len(words) != 2:
-                raise click.UsageError("usage: arena leaderboard rebuild GAME")
-            with opened(db_path) as store:
-                board.standings(store, words[1])  # a clear error for an unknown leaderboard
-                count = board.rebuild(store, words[1])
-            click.echo(f"rebuilt {words[1]}: {count} rated games")
-            return
-        if len(words) != 1:
-            raise click.UsageError("usage: arena leaderboard GAME [--json]")
-        game = words[0]
-        with opened(db_path) as store:
-            rows = board.standings(store, game)
-            env = board.environment(store, game)
-        env_json = json.loads(env.to_json())
-        if as_json:
-            echo_json({"game": game, "trueskill": env_json, "leaderboard": rows})
-        else:
-            views.print_leaderboard(game, rows, env_json)
-
-    @main.command("results")
-    @click.argument("game")
-    @click.option("--tournament", "tournament_name", help="Only this tournament.")
-    @db_option
-    @json_option
-    def results(game: str, tournament_name: str | None, db_path: Path, as_json: bool) -> None:
-        """Every game of GAME in canonical order, with each seat's result."""
-        with opened(db_path) as store:
-            get_game(game)  # an unknown game is an error, not an empty list
-            where, params = "g.game = ?", [game]
-            if tournament_name:
-                t = store.tournament(tournament_name)
-                if t["game"] != game:
-                    raise click.ClickException(f"tournament {tournament_name!r} is of game "
-                                               f"{t['game']!r}, not {game!r}")
-                where += " AND g.tournament_id = ?"
-                params.append(t["id"])
-            rows = store.rows(
-                "SELECT g.id, t.name AS tournament, g.idx, g.seed, g.deal_group, g.reason, "
-                "g.void, s.seat, b.name AS bot, b.version, s.rank, s.score, s.status "
-                f"FROM games g JOIN tournaments t ON t.id = g.tournament_id "
-                f"JOIN seats s ON s.game_id = g.id JOIN bots b ON b.id = s.bot_id "
-                f"WHERE {where} ORDER BY g.tournament_id, g.idx, s.seat", params)
-        games: list[dict[str, Any]] = []
-        for row in rows:
-            if not games or games[-1]["id"] != row["id"]:
-                games.append({k: row[k] for k in ("id", "tournament", "idx", "seed",
-                                                  "deal_group", "reason")}
-                             | {"void": bool(row["void"]), "seats": []})
-            games[-1]["seats"].append({k: row[k] for k in ("bot", "version", "rank", "score",
-                                                           "status")})
-        if as_json:
-            echo_json(games)
-            return
-        flat = [{**g, "seats": "  ".join(f"{s['bot']}@{s['version']}:{s['rank']}"
-                                          f"{'' if s['status'] == 'ok' else '!' + s['status']}"
-                                          for s in g["seats"])} for g in games]
-        views.console().print(views.table(f"Results: {game}", flat, [
-            ("id", "game id"), ("tournament", "tournament"), ("idx", "#"), ("seed", "seed"),
-            ("reason", "reason"), ("seats", "seat: bot@version:rank")]))
-
+    # ------------------------------------------------------------ replays
     @main.command("replay")
     @click.argument("game_id", type=SQLITE_ID)
     @click.option("--seat", type=click.IntRange(min=0), help="Only what this seat saw.")
@@ -385,7 +341,12 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         """Register the bundled example bots, run a short round-robin of every game on all
         cores, and print the leaderboards."""
         with opened(db_path, create=True) as store:
-            for game, rows, env in demo.run(store, workers, games_per_seating, _run):
+            # The demo prints each game's whole leaderboard after its one tournament.
+            def run_quietly(store: Store, name: str, workers: int | None,
+                            log_dir: str | None) -> None:
+                _run(store, name, workers, log_dir, standings=False)
+
+            for game, rows, env in demo.run(store, workers, games_per_seating, run_quietly):
                 views.print_leaderboard(game, rows, env)
 
     def _next_name(store: Store, game: str) -> str:
@@ -395,45 +356,37 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
             n += 1
         return f"{game}-{n}"
 
-    def _run(store: Store, name: str, workers: int | None, log_dir: str | None) -> None:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
+    def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
+             progress_every: float = progress.EVERY_S, standings: bool = True) -> None:
         t = store.tournament(name)
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                   TextColumn("{task.fields[leader]}"))
-        with Progress(*columns, console=views.console(), transient=False) as bar:
-            task = bar.add_task(name, total=t["scheduled"], leader="")
+        name = t["name"]  # it may have been given by its id
+        done = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
+                         (t["id"],))
+        try:
+            with progress.reporter(name, t["scheduled"], (done or {}).get("n", 0),
+                                   views.console(), progress_every) as report:
 
-            def show(progress: tournament.Progress) -> None:
-                rows = board.standings(store, t["game"])
-                leader = (f"leader {rows[0]['bot']}@{rows[0]['version']} "
-                          f"{rows[0]['conservative']:.1f}") if rows else ""
-                bar.update(task, completed=progress.done, leader=leader)
+                def show(now: tournament.Progress) -> None:
+                    rows = board.standings(store, t["game"])
+                    report(now.done, (f"leader {rows[0]['bot']}@{rows[0]['version']} "
+                                      f"{rows[0]['conservative']:.1f}") if rows else "")
 
-            done = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
-                             (t["id"],))
-            bar.update(task, completed=(done or {}).get("n", 0))
-            try:
                 result = tournament.run(store, name, workers, log_dir, on_progress=show)
-            except (KeyboardInterrupt, SystemExit) as stop:
-                # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
-                # manager stopping the organiser deserves the same hint as a person.
-                bar.stop()
-                click.echo(f"interrupted: finished games are kept; continue with "
-                           f"`arena tournament resume {name}`", err=True)
-                raise SystemExit(130 if isinstance(stop, KeyboardInterrupt)
-                                 else stop.code) from None
+        except (KeyboardInterrupt, SystemExit) as stop:
+            # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
+            # manager stopping the organiser deserves the same hint as a person.
+            click.echo(f"interrupted: finished games are kept; continue with "
+                       f"`arena tournament resume {name}`", err=True)
+            raise SystemExit(130 if isinstance(stop, KeyboardInterrupt)
+                             else stop.code) from None
         for error in result.errors:
             click.echo(f"error: {error}", err=True)
         click.echo(f"{name}: {result.done} of {result.total} games played")
+        if standings:  # they end it (issue 13 B5): the tournament's games alone, rated
+            env = json.loads(board.environment(store, t["game"]).to_json())
+            views.print_leaderboard(f"{t['game']}, tournament {name}",
+                                    board.tournament_standings(store, t["game"], t["id"]),
+                                    env, title="Standings")
         if result.errors:  # a script must see that games are missing
             raise click.ClickException(
                 f"{len(result.errors)} match(es) of {name} failed; fix the cause above, "

@@ -50,6 +50,8 @@ class MatchJob:
     sandbox: str = "auto"
     limits: Limits = field(default_factory=Limits)
     log_dir: str | None = None
+    labels: tuple[str, ...] | None = None
+    """Each seat's bot as the store names it (``NAME@VERSION``), for its log files."""
 
     def play(self, on_game: Callable[[int, dict[str, Any]], None]) -> dict[int, str]:
         """Play the match here; ``on_game(position, record_json)`` after each game.
@@ -63,7 +65,10 @@ class MatchJob:
                        else Path(folder))
             match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
                           log_dir, self.sandbox, self.limits,
-                          seeds=[g["seed"] for g in self.games])
+                          seeds=[g["seed"] for g in self.games], labels=self.labels,
+                          # The organiser writes each game's file, named by its database
+                          # id (issue 13 B6): only it knows the id.
+                          game_logs=False)
             try:
                 match.run(on_game=lambda record: on_game(record.index, record.replay_json()))
             finally:

@@ -29,23 +29,28 @@ def print_games(infos: Sequence[dict[str, Any]]) -> None:
     _console().print(table)
 
 
+def games_table(records: Sequence[GameRecord], seats: int) -> Table:
+    """One row per game: seed, end reason, decisions, and each seat's rank (score)."""
+    table = Table(title="Games")
+    table.add_column("seed", justify="right")
+    table.add_column("reason")
+    table.add_column("decisions", justify="right")
+    for seat in range(seats):
+        table.add_column(f"seat {seat}\nrank (score)", justify="right")
+    for rec in records:
+        cells = [f"{s.rank} ({s.score})" + ("" if s.status == "ok" else f" {s.status}")
+                 for s in rec.seats]
+        table.add_row(str(rec.seed), rec.reason, str(rec.decisions), *cells)
+    return table
+
+
 def print_play(game: str, bots: list[str], seed: int, records: Sequence[GameRecord]) -> None:
     """Per-game results (for a few games) and the summary per seat."""
     console = _console()
     last = seed + len(records) - 1
     console.print(f"{game}: {len(bots)} seats, {len(records)} game(s), seeds {seed}..{last}")
     if len(records) <= _PER_GAME_LIMIT:
-        table = Table(title="Games")
-        table.add_column("seed", justify="right")
-        table.add_column("reason")
-        table.add_column("decisions", justify="right")
-        for seat in range(len(bots)):
-            table.add_column(f"seat {seat}\nrank (score)", justify="right")
-        for rec in records:
-            cells = [f"{s.rank} ({s.score})" + ("" if s.status == "ok" else f" {s.status}")
-                     for s in rec.seats]
-            table.add_row(str(rec.seed), rec.reason, str(rec.decisions), *cells)
-        console.print(table)
+        console.print(games_table(records, len(bots)))
     summary = Table(title="Summary")
     for name, justify in (("seat", "right"), ("bot", "left"), ("games", "right"),
                           ("wins", "right"), ("win %", "right"), ("mean rank", "right"),
@@ -69,11 +74,23 @@ def print_play(game: str, bots: list[str], seed: int, records: Sequence[GameReco
 
 
 def print_check(findings: Any) -> None:
-    """The findings of ``arena bot check`` in plain words."""
+    """The findings of ``arena bot check`` in plain words, with each game's ranks and scores."""
     console = _console()
     verdict = "PASSED" if findings.passed else "FAILED"
-    console.print(f"bot {findings.bot!r} on {findings.game}: {verdict}")
-    for problem in findings.problems:
-        console.print(f"  problem: {problem}")
-    for note in findings.notes:
-        console.print(f"  note: {note}")
+    console.print(f"bot {findings.bot!r} on {findings.game}: {verdict}", markup=False,
+                  soft_wrap=True)
+    for kind, lines in (("problem", findings.problems), ("warning", findings.warnings),
+                        ("note", findings.notes)):
+        for line in lines:
+            # markup=False: these lines quote the bot's own bytes, never rich markup.
+            console.print(f"  {kind}: {line}", markup=False, soft_wrap=True)
+    for title, lines in (("its stderr ends with", findings.stderr_tail),
+                         ("the build's output ends with", findings.build_log)):
+        if lines:
+            console.print(f"  {title}:", markup=False, soft_wrap=True)
+            for line in lines:
+                console.print(f"    | {line}", markup=False, soft_wrap=True)
+    if findings.records:
+        table = games_table(findings.records, len(findings.records[0].seats))
+        table.title = "Games (the bot is seat 0)"
+        console.print(table)

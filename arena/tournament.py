@@ -18,8 +18,9 @@ from typing import Any
 
 from leaderboard import board
 from leaderboard.ratings import Environment
-from leaderboard.store import Store, StoreError
-from referee.games import get_game
+from leaderboard.store import BUILTIN_KIND, Store, StoreError
+from referee.builtin import is_builtin, make_builtin
+from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
 
@@ -54,7 +55,7 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
     cls = get_game(game)
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
-    rows = [store.bot(*_name_version(b)) for b in bots]
+    rows = [_entrant(store, game, b) for b in bots]
     for spec, row in zip(bots, rows):
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
@@ -70,13 +71,25 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         [r["id"] for r in rows], [g.to_row() for g in schedule])
 
 
+def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
+    """The bot row of one entrant: ``NAME``, ``NAME@VERSION`` or a built-in baseline
+    (``builtin:random``, ``builtin:heuristic``), stored as a bot of its own on first use."""
+    if is_builtin(spec.partition("@")[0]):
+        name, version = _name_version(spec)
+        make_builtin(name, game, 0, 0)  # ConfigError naming the policies there are
+        if version not in (None, 1):
+            raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
+        return store.builtin_bot(name)
+    return store.bot(*_name_version(spec))
+
+
 def _require_files(bots: Sequence[dict[str, Any]]) -> None:
     """StoreError if the stored copy of any of these bot rows is gone.
 
     Checked before a tournament is created or run: otherwise every match of the
     bot would fail on its own, and the run would end with no game played.
     """
-    gone = [b for b in bots if not Path(b["path"]).exists()]
+    gone = [b for b in bots if b["kind"] != BUILTIN_KIND and not Path(b["path"]).exists()]
     if gone:
         raise StoreError("the stored files of " + ", ".join(
             f"bot {b['name']}@{b['version']} ({b['path']!r})" for b in gone)
@@ -110,20 +123,27 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     bots = {r["id"]: r for r in store.rows("SELECT * FROM bots")}
     _require_files([bots[b] for b in sorted({b for row in missing for b in row["seating"]})])
     paths = {bot_id: row["path"] for bot_id, row in bots.items()}
+    # The store's names, validated at `arena bot add`, name the log files: never the
+    # manifest's name, which the bot's author chose (issue 13 A1, B6).
+    labels = {bot_id: f"{row['name']}@{row['version']}" for bot_id, row in bots.items()}
     jobs: dict[int, list[dict]] = {}
     for row in missing:
         jobs.setdefault(row["match"], []).append(row)
     match_jobs = [
         MatchJob(key, t["game"], tuple(paths[b] for b in rows[0]["seating"]), tuple(rows),
-                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir)
+                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir,
+                 tuple(labels[b] for b in rows[0]["seating"]))
         for key, rows in sorted(jobs.items())]
     progress = Progress(t["scheduled"], t["scheduled"] - len(missing), [])
     outstanding = sorted(row["idx"] for row in missing)
 
     def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
         scheduled = job.games[position]
-        if store.record_game(t["id"], scheduled, t["game"], record) is not None:
+        game_id = store.record_game(t["id"], scheduled, t["game"], record)
+        if game_id is not None:
             progress.done += 1
+            if log_dir:  # named by the id that `arena replay` and the web pages use
+                _write_game_log(Path(log_dir), game_id, record)
         outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]
@@ -154,6 +174,12 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     return progress
 
 
+def _write_game_log(log_dir: Path, game_id: int, record: dict[str, Any]) -> None:
+    """The game's full record as ``LOG_DIR/game-ID.json``, ID its database id."""
+    path = log_dir / f"game-{game_id}.json"
+    path.write_text(canonical_json(record) + "\n", encoding="utf-8")
+
+
 def summary(store: Store, name: str) -> dict[str, Any]:
     """A tournament's settings, progress and standings among its entrants."""
     t = store.tournament(name)
@@ -166,7 +192,7 @@ def summary(store: Store, name: str) -> dict[str, Any]:
         "LEFT JOIN games g ON g.tournament_id = e.tournament_id AND g.void = 0 "
         "LEFT JOIN seats s ON s.game_id = g.id AND s.bot_id = e.bot_id "
         "WHERE e.tournament_id = ? GROUP BY e.position ORDER BY e.position", (t["id"],))
-    return {"name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
+    return {"id": t["id"], "name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
             "games_per_seating": t["games_per_seating"], "duplicate": bool(t["duplicate"]),
             "seed": t["seed"], "options": t["options"], "settings": t["settings"],
             "scheduled": t["scheduled"], "played": played.get("n") or 0,

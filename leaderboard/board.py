@@ -222,3 +222,32 @@ def standings(store: Store, game: str) -> list[dict]:
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
     return rows
+
+
+def tournament_standings(store: Store, game: str, tournament_id: int) -> list[dict]:
+    """The standings of one tournament alone: its rated games, in canonical order, rated
+    from scratch in ``game``'s environment, every entrant listed (0 games if it played
+    none), best first by mu - 3 sigma. Computed, never stored: the leaderboard of the
+    game, over every tournament, stays the one :func:`update` keeps."""
+    env = environment(store, game)
+    table: dict[int, _Standing] = {}
+    with store.snapshot():
+        for _, _, _, void, seats in _games(store, game, (tournament_id, -1),
+                                           (tournament_id, 2**62)):
+            if not void:
+                _apply(table, env, seats)
+        entrants = store.rows(
+            "SELECT b.id, b.name, b.version FROM entrants e JOIN bots b ON b.id = e.bot_id "
+            "WHERE e.tournament_id = ? ORDER BY e.position", (tournament_id,))
+    rows = []
+    for bot in entrants:
+        s = table.get(bot["id"], _Standing(Rating(env.mu, env.sigma)))
+        rows.append({"bot": bot["name"], "version": bot["version"], "mu": s.rating.mu,
+                     "sigma": s.rating.sigma,
+                     "conservative": s.rating.mu - 3 * s.rating.sigma, "games": s.games,
+                     "wins": s.wins, "mean_rank": s.rank_sum / s.games if s.games else None,
+                     "faults": s.faults})
+    rows.sort(key=lambda r: (-r["conservative"], r["bot"], r["version"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    return rows

@@ -28,6 +28,9 @@ APPLICATION = "arena"
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 SCHEMA_VERSION = 3
+BUILTIN_PREFIX = "builtin:"
+"""Bot names of this prefix are the built-in policies (referee.builtin), never a program."""
+BUILTIN_KIND = "builtin"
 
 
 class StoreError(Exception):
@@ -230,6 +233,9 @@ class Store:
     # ------------------------------------------------------------------- bots
     def add_bot(self, name: str, digest: str, path: str, kind: str) -> tuple[dict, bool]:
         """Register a bot version; returns (row, created). The same content is one version."""
+        if name.startswith(BUILTIN_PREFIX) and kind != BUILTIN_KIND:
+            raise StoreError(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} "
+                             f"are the built-in bots'")
         with self.transaction() as conn:
             found = self.one("SELECT * FROM bots WHERE name = ? AND hash = ?", (name, digest))
             if found:
@@ -270,8 +276,18 @@ class Store:
                                 else "; register one with: arena bot add NAME PATH"))
         return row
 
+    def builtin_bot(self, spec: str) -> dict:
+        """The bot row of a built-in policy (``builtin:random``), made on first use, so
+        that it can enter tournaments as a baseline and be rated like any bot (issue 13
+        B5): name ``spec``, version 1, kind ``builtin``, and ``spec`` as its path, which
+        the match runner plays in process. The caller checks that the policy exists."""
+        row, _ = self.add_bot(spec, spec, spec, BUILTIN_KIND)
+        return row
+
     def remove_bot(self, name: str) -> int:
         """Retire every version of a bot; its results stay. Returns the versions retired."""
+        if name.startswith(BUILTIN_PREFIX):
+            raise StoreError(f"{name!r} is a built-in bot: it cannot be removed")
         gone = self.one("SELECT MAX(removed_at) AS at FROM bots WHERE name = ? HAVING "
                         "COUNT(*) > 0 AND COUNT(removed_at) = COUNT(*)", (name,))
         if gone is not None:
@@ -285,6 +301,7 @@ class Store:
     def create_tournament(self, row: Mapping[str, Any], entrants: Sequence[int],
                           schedule: Sequence[Mapping[str, Any]]) -> int:
         """Store a tournament with its entrants and whole schedule, in one transaction."""
+        check_tournament_name(row["name"])
         with self.transaction() as conn:
             if self.one("SELECT id FROM tournaments WHERE name = ?", (row["name"],)):
                 raise StoreError(f"a tournament named {row['name']!r} exists already; "
@@ -307,9 +324,15 @@ class Store:
             return tid
 
     def tournament(self, name: str) -> dict:
+        """A tournament by its name or by its id (the number the web pages use, issue 13
+        B6); StoreError if there is none. A name is never all digits, so the two never
+        collide (see :func:`check_tournament_name`)."""
         row = self.one("SELECT * FROM tournaments WHERE name = ?", (name,))
+        if row is None and name.isdecimal() and len(name) <= 18:
+            row = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
         if row is None:
-            known = [t["name"] for t in self.rows("SELECT name FROM tournaments ORDER BY id")]
+            known = [f"{t['name']} (id {t['id']})"
+                     for t in self.rows("SELECT id, name FROM tournaments ORDER BY id")]
             raise StoreError(f"no tournament {name!r}" + (
                 f"; known: {', '.join(known)}" if known else ""))
         row["options"] = json.loads(row["options"])
@@ -367,6 +390,71 @@ class Store:
                 [(tournament_id, match, seat, seating[seat], now(), text)
                  for seat, text in sorted(logs.items()) if text])
 
+    # ---------------------------------------------------------- named queries
+    def tournaments_list(self) -> list[dict]:
+        """Every tournament with its id (the web's), progress and times, oldest first."""
+        return self.rows(
+            "SELECT t.id, t.name, t.game, t.format, t.seats, t.scheduled, "
+            "(SELECT COUNT(*) FROM games g WHERE g.tournament_id = t.id) AS played, "
+            "t.created_at, t.finished_at FROM tournaments t ORDER BY t.id")
+
+    def results(self, game: str, tournament_id: int | None = None,
+                bot: tuple[str, int | None] | None = None,
+                limit: int | None = None) -> list[dict]:
+        """The games of ``game`` in canonical order, each with its seats (bot, version,
+        rank, score, status): only tournament ``tournament_id``'s, only those in which
+        ``bot`` (name, version or None for any) sat, only the newest ``limit`` of them."""
+        where: list[str] = ["g.game = ?"]
+        params: list[str | int] = [game]
+        if tournament_id is not None:
+            where.append("g.tournament_id = ?")
+            params.append(tournament_id)
+        if bot is not None:
+            name, version = bot
+            where.append("g.id IN (SELECT s2.game_id FROM seats s2 JOIN bots b2 ON "
+                         "b2.id = s2.bot_id WHERE b2.name = ?"
+                         + (" AND b2.version = ?)" if version is not None else ")"))
+            params.append(name)
+            if version is not None:
+                params.append(version)
+        chosen = (f"SELECT g.id FROM games g WHERE {' AND '.join(where)} "
+                  "ORDER BY g.tournament_id DESC, g.idx DESC"
+                  + (" LIMIT ?" if limit is not None else ""))
+        rows = self.rows(
+            "SELECT g.id, t.name AS tournament, g.idx, g.seed, g.deal_group, g.reason, "
+            "g.void, s.seat, b.name AS bot, b.version, s.rank, s.score, s.status "
+            "FROM games g JOIN tournaments t ON t.id = g.tournament_id "
+            "JOIN seats s ON s.game_id = g.id JOIN bots b ON b.id = s.bot_id "
+            f"WHERE g.id IN ({chosen}) ORDER BY g.tournament_id, g.idx, s.seat",
+            [*params, *([limit] if limit is not None else [])])
+        games: list[dict] = []
+        for row in rows:
+            if not games or games[-1]["id"] != row["id"]:
+                games.append({k: row[k] for k in ("id", "tournament", "idx", "seed",
+                                                  "deal_group", "reason")}
+                             | {"void": bool(row["void"]), "seats": []})
+            games[-1]["seats"].append({k: row[k] for k in ("seat", "bot", "version", "rank",
+                                                           "score", "status")})
+        return games
+
+    def bot_logs(self, name: str, version: int | None = None,
+                 limit: int | None = None) -> list[dict]:
+        """What a stored bot wrote to stderr in its tournament matches (the ``logs``
+        table, capped at 64 KiB per match), newest first: tournament, match, seat,
+        version, when it was stored and the text."""
+        where: list[str] = ["b.name = ?"]
+        params: list[str | int] = [name]
+        if version is not None:
+            where.append("b.version = ?")
+            params.append(version)
+        return self.rows(
+            "SELECT l.id, t.id AS tournament_id, t.name AS tournament, l.match, l.seat, "
+            "b.name AS bot, b.version, l.stored_at, l.text FROM logs l "
+            "JOIN bots b ON b.id = l.bot_id JOIN tournaments t ON t.id = l.tournament_id "
+            f"WHERE {' AND '.join(where)} ORDER BY l.stored_at DESC, l.id DESC"
+            + (" LIMIT ?" if limit is not None else ""),
+            [*params, *([limit] if limit is not None else [])])
+
     # ------------------------------------------------------------------ reads
     def rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict]:
         """Rows of a query as dicts."""
@@ -380,6 +468,17 @@ class Store:
     def one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict | None:
         found = self.rows(sql, params)
         return found[0] if found else None
+
+
+def check_tournament_name(name: str) -> None:
+    """StoreError unless ``name`` can name a tournament: not empty, and not a number,
+    since in commands and web addresses a number is a tournament's id (issue 13 B6)."""
+    if not name or name != name.strip():
+        raise StoreError(f"tournament name {name!r} must not be empty or begin or end "
+                         f"with spaces")
+    if name.isdecimal():
+        raise StoreError(f"tournament name {name!r} is a number, and numbers are "
+                         f"tournament ids (arena tournament list); choose a name with a letter")
 
 
 def _split(script: str) -> list[str]:

@@ -38,8 +38,10 @@ LEADERBOARD_COLUMNS = [("rank", "#"), ("bot", "bot"), ("version", "v"), ("mu", "
 LEADERBOARD_FORMATS = {"mu": ".2f", "sigma": ".2f", "conservative": ".2f", "mean_rank": ".2f"}
 
 
-def print_leaderboard(game: str, rows: Sequence[dict[str, Any]], env: dict[str, float]) -> None:
-    """The leaderboard of one game, with its TrueSkill environment."""
+def print_leaderboard(game: str, rows: Sequence[dict[str, Any]], env: dict[str, float],
+                      title: str = "Leaderboard") -> None:
+    """The leaderboard of one game (or a tournament's standings), with its TrueSkill
+    environment."""
     out = console()
-    out.print(table(f"Leaderboard: {game}", rows, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS))
+    out.print(table(f"{title}: {game}", rows, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS))
     out.print("TrueSkill: " + ", ".join(f"{k}={v:g}" for k, v in env.items()))

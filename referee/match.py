@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import select
 import time
 from collections import Counter
@@ -28,12 +29,32 @@ from referee.games import Game, canonical_json, get_game, new_game
 
 from . import scratch
 from .builtin import is_builtin, make_builtin
+from .errors import BotSpecError
 from .programs import BotProgram, build_program, load_program
 from .records import GameRecord, SeatResult, ranks_with_forfeits
 from .sandbox import Limits, check_mode
 from .seats import ProgramSeat, reap
 
 log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]")
+LABEL_MAX = 64
+"""Characters of a bot's label kept in a log file's name."""
+
+
+def safe_label(text: str) -> str:
+    """``text`` as one safe part of a file name: letters, digits and ``._@+-`` only, no
+    leading dot or dash, at most LABEL_MAX characters; ``bot`` if nothing is left."""
+    label = _UNSAFE.sub("_", text)[:LABEL_MAX].lstrip(".-")
+    return label or "bot"
+
+
+def inside(folder: Path, name: str) -> Path:
+    """``folder / name``, refused unless it resolves to a file directly in ``folder``."""
+    path = folder / name
+    if path.resolve().parent != folder.resolve():
+        raise BotSpecError(f"the log file name {name!r} leaves the folder {str(folder)!r}")
+    return path
 
 
 @dataclass(frozen=True)
@@ -84,9 +105,16 @@ class Match:
     def __init__(self, game_id: str, bots: Sequence[str], games: int, seed: int,
                  options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
                  log_dir: Path | None = None, sandbox: str = "auto",
-                 limits: Limits | None = None, seeds: Sequence[int] | None = None) -> None:
+                 limits: Limits | None = None, seeds: Sequence[int] | None = None,
+                 labels: Sequence[str] | None = None, game_logs: bool = True) -> None:
         """``seeds``, if given, are the games' seeds (a tournament's deals); otherwise
-        game ``i`` plays ``seed + i``."""
+        game ``i`` plays ``seed + i``.
+
+        ``labels`` name each seat's bot in the files of ``log_dir`` (a tournament
+        passes the store's ``NAME@VERSION``); by default a program's name, made safe
+        (:func:`safe_label`). ``game_logs=False`` writes no ``game-NNNN.json`` files
+        (a tournament writes them itself, named by their database id).
+        """
         self.cls = get_game(game_id)
         self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
         games = len(self.seeds)
@@ -95,6 +123,10 @@ class Match:
         self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
         self.clocks = clocks or Clocks()
         self.log_dir = log_dir
+        self.game_logs = game_logs
+        if labels is not None and len(labels) != len(bots):
+            raise ValueError(f"{len(labels)} labels for {len(bots)} bots")
+        self.labels = list(labels) if labels is not None else None
         self.programs: dict[int, BotProgram] = {
             s: load_program(b) for s, b in enumerate(bots) if not is_builtin(b)
         }
@@ -139,7 +171,10 @@ class Match:
     def _stderr_path(self, seat: int, program: BotProgram) -> Path | None:
         if not self.log_dir:
             return None
-        return self.log_dir / f"seat{seat}-{program.name}.stderr.log"
+        # Never a bot-controlled string as a path (issue 13 A1): the manifest's name is
+        # the bot author's, so it is made safe, and the result must stay in the folder.
+        label = safe_label(self.labels[seat] if self.labels else program.name)
+        return inside(self.log_dir, f"seat{seat}-{label}.stderr.log")
 
     def ensure_started(self) -> dict[int, str]:
         """Start every program seat that is not running; wait for the hellos in parallel.
@@ -426,7 +461,7 @@ class Match:
         record = GameRecord(self.game_id, self.seeds[index], reason, game.decisions, game.steps,
                             seats, index=index, void=void is not None, error=void,
                             events=tuple(self._log_json(game)), moves=tuple(moves))
-        if self.log_dir:
+        if self.log_dir and self.game_logs:
             path = self.log_dir / f"game-{index:04d}.json"
             path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")
         return record

@@ -323,6 +323,19 @@ def test_tournaments_show_progress(base: str) -> None:
                      body), body
 
 
+def test_a_tournament_page_is_found_by_its_name_as_by_its_id(base: str, db: Path) -> None:
+    # One identity per thing (issue 13 B6): `arena tournament list` shows the ids of
+    # these addresses, and the names it shows work in them too.
+    listed = json.loads(cli("tournament", "list", "--json", "--db", str(db)).stdout)
+    ids = {t["name"]: t["id"] for t in listed}
+    for name in ("sm-1", "sm-later"):
+        by_id, by_name = get(f"{base}tournament/{ids[name]}.html"), get(
+            f"{base}tournament/{name}.html")
+        assert by_id[0] == by_name[0] == 200 and by_id[1] == by_name[1]
+        assert name in by_name[1]
+    assert get(f"{base}tournament/sm-2")[1] == get(f"{base}tournament/{ids['sm-2']}.html")[1]
+
+
 def test_a_seats_page_shows_what_it_saw_live_and_no_more(base: str, db: Path) -> None:
     """In dagens-brott a seat is not asked at every step (the other seats' lay turns, the
     winner's escape window): its page shows the setup, its own decisions and the
@@ -355,7 +368,8 @@ def test_a_seats_page_shows_what_it_saw_live_and_no_more(base: str, db: Path) ->
     ("replay/999999.html", 404, "There is no game with id 999999"),
     ("replay/abc.html", 400, "is not a replay"),
     ("replay/1-seat7.html", 404, "there is no seat 7"),
-    ("tournament/x.html", 400, "is not a tournament id"),
+    # Names work as well as ids now (issue 13 B6): an unknown one is not found.
+    ("tournament/x.html", 404, "There is no tournament named 'x'"),
     ("tournament/99.html", 404, "There is no tournament with id 99"),
     ("no/such/page.html", 404, "There is no page at this address"),
     ("%2e%2e/%2e%2e/etc/passwd", 400, "This address is not a page of this site"),

@@ -8,7 +8,8 @@ from files)::
     leaderboard/GAME.html        one game's leaderboard
     head-to-head/GAME.html       who finishes ahead of whom in one game
     bot/NAME.html                a bot: versions, rating history, seats, faults
-    tournament/ID.html           one tournament and its games
+    tournament/ID.html           one tournament and its games (served: also
+                                 tournament/NAME.html)
     replay/ID.html               a game's replay from the full view
     replay/ID-seatN.html         the same game from seat N's view
 """
@@ -64,10 +65,15 @@ def _replay(store: Store, key: str) -> str:
 
 
 def _tournament(store: Store, key: str) -> str:
-    if not _NUMBER.fullmatch(key):
-        raise bad_request(f"{key!r} is not a tournament id: tournaments are numbered, as "
-                          "tournament/1.html; the tournaments page links every one.")
-    return tournament_page(store, int(key))
+    """A tournament's page by its id or, served, by its name (issue 13 B6: the names
+    `arena tournament list` shows work here too; a name is never all digits)."""
+    if _NUMBER.fullmatch(key):
+        return tournament_page(store, int(key))
+    row = store.one("SELECT id FROM tournaments WHERE name = ?", (key,))
+    if row is None:
+        raise not_found(f"There is no tournament named {key!r}; the tournaments page links "
+                        "every one, by its id (tournament/1.html) or its name.")
+    return tournament_page(store, row["id"])
 
 
 def _bot(store: Store, key: str) -> str:

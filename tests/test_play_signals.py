@@ -1,0 +1,93 @@
+"""``arena play`` stopped by SIGTERM or Ctrl-C reports the games it finished (issue 13 B3).
+
+A real ``arena`` process playing a real bot program in the sandbox, signalled
+while it plays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .test_faults import processes_mentioning
+
+ROOT = Path(__file__).resolve().parents[1]
+# About half a second a game: a 200-game match is far from over when the signal comes.
+STEADY_BOT = """\
+import random
+import time
+from protocol.client import run
+
+def act(observation, legal):
+    time.sleep(0.01)
+    return random.choice(legal)
+
+run(act, name="steady")
+"""
+
+
+def _start(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path, Path]:
+    bot = tmp_path / "steady_bot.py"
+    bot.write_text(STEADY_BOT)
+    logs = tmp_path / "logs"
+    cmd = [sys.executable, "-m", "arena", "play", "stop-me", str(bot), "builtin:random",
+           "--games", "200", "--log-dir", str(logs), *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    return proc, logs, bot
+
+
+def _wait_for_games(proc: subprocess.Popen[str], logs: Path, count: int) -> int:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = len(list(logs.glob("game-*.json"))) if logs.exists() else 0
+        if done >= count:
+            return done
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {count} games in 90 s (exit status {proc.poll()})")
+
+
+@pytest.mark.parametrize(("how", "status"), [
+    ("sigterm", 143),  # to arena alone, as a service manager or `timeout` sends it
+    ("sigint", 130),  # to the whole foreground group, as Ctrl-C in a terminal does
+])
+def test_an_interrupted_play_prints_its_finished_games_as_json(tmp_path: Path, how: str,
+                                                               status: int) -> None:
+    proc, logs, bot = _start(tmp_path, "--json")
+    seen = _wait_for_games(proc, logs, 3)
+    if how == "sigterm":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    data = json.loads(out)
+    games = data["games"]
+    assert data["interrupted"] == ("SIGTERM" if how == "sigterm" else "SIGINT")
+    assert data["requested"] == 200
+    assert seen <= len(games) < 200
+    # Exactly the games that finished: one event log each, in order, every seat played.
+    assert len(games) == len(list(logs.glob("game-*.json")))
+    assert [g["seed"] for g in games] == list(range(1, len(games) + 1))
+    assert all(s["status"] == "ok" for g in games for s in g["seats"])
+    assert f"{len(games)} of 200 games finished" in err
+    assert processes_mentioning(str(bot)) == []  # the bot stopped with its referee
+
+
+def test_an_interrupted_play_prints_its_summary_as_text(tmp_path: Path) -> None:
+    proc, logs, _ = _start(tmp_path)
+    _wait_for_games(proc, logs, 2)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    played = len(list(logs.glob("game-*.json")))
+    assert f"stop-me: 2 seats, {played} game(s), seeds 1..{played}" in out
+    assert "Summary" in out and f"interrupted by SIGTERM: {played} of 200" in err
