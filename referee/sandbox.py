@@ -80,6 +80,9 @@ class Limits:
     """Size of the private /tmp (RAM-backed)."""
     tree_memory_mb: int = 2048
     """Memory of the whole tree (cgroup v1 memory.limit_in_bytes, or v2 memory.max)."""
+    cpus: float = 1.0
+    """CPU cores the whole tree may use (cgroup cpu quota), beside an equal CPU weight
+    for every bot; 0 keeps the equal weight but sets no quota (issue 13 A4)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,11 @@ def check_mode(mode: str) -> Support:
         _warn_once(f"bots are NOT isolated: {support.reason}. They run with resource limits "
                    f"only and can see your files and the network. Install bubblewrap "
                    f"(apt-get install bubblewrap), or pass --sandbox required to refuse.")
+    if mode != "none" and support.cgroups and not (cgroups := cgroup_probe()).cpu:
+        # issue 13 A4: without the cpu controller a bot with many busy processes can
+        # take the CPU from the others; the memory and pids limits still hold.
+        _warn_once(f"bots get no CPU share of their own ({cgroups.cpu_reason}): a bot "
+                   f"running many busy processes can slow the others; --cpus has no effect")
     return support
 
 
@@ -344,10 +352,11 @@ class Sandbox:
         """Put ``pid`` (held at its gate, not yet running the bot) into fresh cgroups."""
         if not self.uses_cgroups:
             return
-        version = cgroup_probe().version
-        assert version is not None
-        self.tree = TreeLimits(version, self.limits.tree_memory_mb << 20, self.limits.processes,
-                               self.cgroup_name)
+        support = cgroup_probe()
+        assert support.version is not None
+        self.tree = TreeLimits(support.version, self.limits.tree_memory_mb << 20,
+                               self.limits.processes, self.cgroup_name,
+                               self.limits.cpus if support.cpu else None)
         try:
             self.tree.enter(pid)
         except OSError as err:

