@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import uids
 from .cgroups import TreeLimits
 from .cgroups import probe as cgroup_probe
 from .errors import RefereeError
@@ -54,8 +55,6 @@ SEAT_ROOT = "/run/arena"
 LIB_ROOT = "/opt/arena"
 SANDBOX_UID = 1000
 """The bot's uid inside its own user namespace (bwrap run by an ordinary user)."""
-NOBODY = 65534
-"""The bot's uid when the referee runs as root."""
 
 
 class SandboxError(RefereeError):
@@ -83,6 +82,9 @@ class Limits:
     cpus: float = 1.0
     """CPU cores the whole tree may use (cgroup cpu quota), beside an equal CPU weight
     for every bot; 0 keeps the equal weight but sets no quota (issue 13 A4)."""
+    seat_uids: str = ""
+    """The uids sandboxes run as when the referee is root, ``FIRST-LAST``, one per
+    sandbox (issue 13 A5); empty: ``$ARENA_SEAT_UIDS``, else ``uids.DEFAULT_RANGE``."""
 
 
 @dataclass(frozen=True)
@@ -183,14 +185,29 @@ def _parent_dirs(targets: Sequence[str]) -> list[str]:
 #   filter cannot read, answers ENOSYS and the C library falls back to clone): inside one
 #   a bot could mount a tmpfs of any size past --tmp-mb, and reach far more of the kernel.
 # * No kernel keyrings (add_key, request_key, keyctl): they are per uid, not per sandbox,
-#   so every bot (all run as the same uid) would share them, across matches too.
+#   and follow a uid from match to match.
+# * No file locks (issue 13 A5): flock, and fcntl's record locks (F_GETLK, F_SETLK,
+#   F_SETLKW and the F_OFD_ ones) fail with ENOLCK, as on a file system without locks.
+#   A lock lives on the inode, and every sandbox shares the inodes of /usr, /etc, the
+#   Python installation and the /dev nodes: two bots passed a token through flock on
+#   /usr/bin/env, and any local process could feed a bot so. A filter sees only a
+#   descriptor, not its file, so locks on the private /tmp go too (see docs/sandbox.md).
+# * No watching files (issue 13 A5): inotify_add_watch and dnotify (fcntl F_NOTIFY) fail
+#   with EACCES, fanotify_init with EPERM: an event on a shared inode (IN_OPEN on
+#   /usr/bin/env) is the same channel as a lock. inotify instances themselves stay.
 # * Nothing of another ABI (x32, or i386 through int 0x80), whose numbers differ.
-_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH, unshare, clone, clone3, add_key, request_key, keyctl)
-    "x86_64": (0xC000003E, 272, 56, 435, 248, 249, 250),
-    "aarch64": (0xC00000B7, 97, 220, 435, 217, 218, 219),
+_SECCOMP_ARCH = {  # machine: AUDIT_ARCH and the syscall numbers below
+    "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
+                            "request_key": 249, "keyctl": 250, "flock": 73, "fcntl": 72,
+                            "inotify_add_watch": 254, "fanotify_init": 300}),
+    "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
+                             "request_key": 218, "keyctl": 219, "flock": 32, "fcntl": 25,
+                             "inotify_add_watch": 27, "fanotify_init": 262}),
 }
 _CLONE_NEWUSER = 0x10000000
 _X32_SYSCALL_BIT = 0x40000000
+_FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK(W)
+_F_NOTIFY = 1026
 
 
 def seccomp_filter(machine: str | None = None) -> bytes | None:
@@ -199,29 +216,48 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
     spec = _SECCOMP_ARCH.get(machine or platform.machine())
     if spec is None:
         return None
-    arch, unshare, clone, clone3, *keys = spec
+    arch, nr = spec
     allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    # (code, if true, if false, k): a jump is a label, or 0 for the next instruction.
-    prog: list[tuple[int, int | str, int | str, int]] = [
+    # (code, if true, if false, k), or a label: a jump goes to a label, or 0 for the
+    # next instruction (classic BPF jumps only forward).
+    prog: list[tuple[int, int | str, int | str, int] | str] = [
         (ld, 0, 0, 4),  # seccomp_data.arch
         (jeq, 0, "nosys", arch),
         (ld, 0, 0, 0),  # seccomp_data.nr
         (jge, "nosys", 0, _X32_SYSCALL_BIT),
-        (jeq, "flags", 0, unshare),
-        (jeq, "flags", 0, clone),
-        (jeq, "nosys", 0, clone3),
-        *[(jeq, "perm", 0, number) for number in keys],
+        (jeq, "flags", 0, nr["unshare"]),
+        (jeq, "flags", 0, nr["clone"]),
+        (jeq, "nosys", 0, nr["clone3"]),
+        *[(jeq, "perm", 0, nr[name]) for name in ("add_key", "request_key", "keyctl",
+                                                   "fanotify_init")],
+        (jeq, "nolck", 0, nr["flock"]),
+        (jeq, "acces", 0, nr["inotify_add_watch"]),
+        (jeq, "fcntl", 0, nr["fcntl"]),
         (ret, 0, 0, allow),
-        (ld, 0, 0, 16),  # "flags": the low half of seccomp_data.args[0]
+        "flags",
+        (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]
         (jset, "perm", 0, _CLONE_NEWUSER),
         (ret, 0, 0, allow),
-        (ret, 0, 0, deny | errno.EPERM),  # "perm"
-        (ret, 0, 0, deny | errno.ENOSYS),  # "nosys"
+        "fcntl",
+        (ld, 0, 0, 24),  # the low half of seccomp_data.args[1]: the command
+        *[(jeq, "nolck", 0, command) for command in _FCNTL_LOCKS],
+        (jeq, "acces", 0, _F_NOTIFY),
+        (ret, 0, 0, allow),
+        "perm", (ret, 0, 0, deny | errno.EPERM),
+        "nosys", (ret, 0, 0, deny | errno.ENOSYS),
+        "nolck", (ret, 0, 0, deny | errno.ENOLCK),
+        "acces", (ret, 0, 0, deny | errno.EACCES),
     ]
-    labels = {"flags": len(prog) - 5, "perm": len(prog) - 2, "nosys": len(prog) - 1}
+    labels: dict[str, int] = {}
+    code_only: list[tuple[int, int | str, int | str, int]] = []
+    for item in prog:
+        if isinstance(item, str):
+            labels[item] = len(code_only)
+        else:
+            code_only.append(item)
     out = b""
-    for at, (code, true, false, k) in enumerate(prog):
+    for at, (code, true, false, k) in enumerate(code_only):
         jt, jf = (labels[j] - at - 1 if isinstance(j, str) else j for j in (true, false))
         out += struct.pack("=HBBI", code, jt, jf, k)
     return out
@@ -238,6 +274,8 @@ class Sandbox:
         self.support = probe() if mode != "none" else Support(None, False, False, "disabled")
         self.isolated = mode != "none" and self.support.namespaces
         self.tree: TreeLimits | None = None
+        self.lease: uids.UidLease | None = None
+        """The uid this sandbox runs as, when the referee is root (see :meth:`argv`)."""
 
     # ------------------------------------------------------------ the command
     def inside(self, arg: str) -> str:
@@ -292,9 +330,13 @@ class Sandbox:
         if os.geteuid() == 0:
             # As root, a user namespace would still map the bot to root outside, able
             # to read every root-only file it can see: drop to an unprivileged uid
-            # inside instead, with no way back (no_new_privs, no capabilities).
+            # inside instead, with no way back (no_new_privs, no capabilities). A uid
+            # of its own (issue 13 A5): per-uid limits are then its alone.
+            if self.lease is None:
+                self.lease = uids.lease(uids.parse_range(lim.seat_uids))
+            uid = self.lease.uid
             bwrap += ["--"]
-            inner = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            inner = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--", *inner]
         else:
             bwrap += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
@@ -363,7 +405,8 @@ class Sandbox:
             log.warning("cgroups not applied (%s); rlimits still hold", err)
 
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
-        """End the bot's whole tree: every process in its cgroups, its group, itself."""
+        """End the bot's whole tree: every process in its cgroups, its group, itself;
+        then give its uid back."""
         if self.tree is not None:
             self.tree.kill()
             self.tree = None
@@ -373,3 +416,11 @@ class Sandbox:
             pass
         proc.kill()
         proc.wait()
+        self.release()
+
+    def release(self) -> None:
+        """Give the sandbox's uid back, once nothing runs in it any more. (A holder that
+        dies drops it too: the kernel closes its lock file.)"""
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None

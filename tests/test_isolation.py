@@ -67,3 +67,56 @@ def test_a_cpu_hog_does_not_slow_an_honest_bot(tmp_path: Path) -> None:
         assert seat.slowest_ms <= HOG_SLOWEST_MS, (seat.slowest_ms, seat.time_ms, seat.asked)
     print("honest bot:", [(r.seats[1].asked, r.seats[1].time_ms, r.seats[1].slowest_ms)
                           for r in records])
+
+
+SHARED = Limits(open_files=1024)
+"""Room for 128 inotify instances and 64 pipes in one process."""
+
+
+def _said(log: str, prefix: str) -> str:
+    """The rest of the bot's line ``hostile: PREFIX...``."""
+    for line in log.splitlines():
+        if line.startswith(f"hostile: {prefix}"):
+            return line.removeprefix(f"hostile: {prefix}")
+    raise AssertionError(f"the bot never said {prefix!r}:\n{log}")
+
+
+def _uid(log: str) -> int:
+    return int(_said(log, "uid ").split()[0])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path) -> None:
+    """Issue 13 A5: a hog takes a lock on /usr/bin/env and everything the kernel counts
+    per uid; the other bot, on its first act, finds its own share intact and no lock,
+    neither the hog's nor one this test (a local process) holds on the same file."""
+    import fcntl
+
+    host_locked = "/usr/bin/true"
+    hog = hostile(tmp_path, "shared_hog")
+    probe_bot = hostile(tmp_path, "shared_probe", host_locked=host_locked)
+    clocks = Clocks(deadline_ms=3000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    with open(host_locked, "rb") as host_lock:
+        fcntl.flock(host_lock, fcntl.LOCK_EX)  # a local process that would "feed" a bot
+        fcntl.lockf(host_lock, fcntl.LOCK_SH)
+        (record,) = play_match("stop-me", [hog, probe_bot, "builtin:random"], 1, seed=4,
+                               clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                               limits=SHARED)
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    logs = [next((tmp_path / "logs").glob(f"seat{s}-*.stderr.log")).read_text()
+            for s in (0, 1)]
+    assert [seat.status for seat in record.seats[:2]] == ["ok", "ok"], record.seats
+    hog_log, probe_log = logs
+    uids = {_uid(hog_log), _uid(probe_log)}
+    assert len(uids) == 2 and all(u >= 2_000_000_000 for u in uids), logs
+    assert _said(hog_log, "flock ") == "refused: ENOLCK"
+    assert int(_said(hog_log, "inotify instances: ").split(",")[0]) >= 128
+    assert _said(hog_log, "queued ").endswith("signals, then Resource temporarily unavailable")
+    for path in ("/usr/bin/env", host_locked):  # before the fix: EAGAIN, a channel
+        assert _said(probe_log, f"flock probe {path}: ") == "ENOLCK"
+        assert _said(probe_log, f"lockf probe {path}: ") == "ENOLCK"
+    assert _said(probe_log, "inotify: ") == "ok"
+    assert _said(probe_log, "inotify watch: ") == "Permission denied"
+    assert _said(probe_log, "pipe size ") == "65536"
+    assert _said(probe_log, "sigqueue: ") == "ok"
+    assert _said(probe_log, "proc locks: ") == "''"
