@@ -18,6 +18,7 @@ import click
 from arena import __version__, botcheck, report
 from arena.cli_league import make_log_dir, parse_options, register
 from arena.web import register_web
+from referee import uids
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, play_match
@@ -88,17 +89,31 @@ def _sandbox_options(func: Any) -> Any:
         "--cpus", type=click.FloatRange(min=0), default=limits.cpus, show_default=True,
         help="CPU cores a bot's whole tree may use (cgroup quota; every bot also gets an "
              "equal CPU weight); 0: no quota, equal weights only.")(func)
+    func = click.option(
+        "--seat-uids", metavar="FIRST-LAST", default="", callback=_check_uids,
+        help=f"The uids bots run as when Arena runs as root, one per sandbox [default: "
+             f"${uids.ENV}, else {uids.DEFAULT_RANGE}].")(func)
     return click.option(
         "--sandbox", type=click.Choice(MODES), default="auto", show_default=True,
         help="auto: bubblewrap if it works here, else rlimits with a warning; required: "
              "refuse to run without bubblewrap; none: no sandbox (trusted bots only).")(func)
 
 
+def _check_uids(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse a malformed --seat-uids now, before any bot starts."""
+    if value:
+        try:
+            uids.parse_range(value)
+        except uids.UidError as err:
+            raise click.BadParameter(str(err)) from None
+    return value
+
+
 def _limits(kwargs: dict[str, Any]) -> Limits:
     """Pop the limit options out of a command's keyword arguments."""
     return Limits(**{k: kwargs.pop(k) for k in (
         "memory_mb", "tree_memory_mb", "cpu_seconds", "processes", "file_size_mb",
-        "open_files", "tmp_mb", "cpus")})
+        "open_files", "tmp_mb", "cpus", "seat_uids")})
 
 
 @main.command()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BotSpecError
-from .sandbox import Limits, Sandbox
+from .sandbox import Limits, Sandbox, share_build
 
 MANIFEST = "bot.toml"
 PROTOCOLS = ("zmq", "stdio")
@@ -129,6 +129,9 @@ def build_program(program: BotProgram, workdir: Path, sandbox: str = "auto",
                            f"not found") from None
     except subprocess.TimeoutExpired:
         raise BotSpecError(f"bot {program.name!r}: build took over {timeout_s:.0f} s") from None
+    finally:
+        box.release()  # its uid (issue 13 A5)
+    share_build(copy)  # the seats run as other uids than the build's
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).decode(errors="replace")[-2000:]
         raise BotSpecError(f"bot {program.name!r}: build {' '.join(program.build)!r} failed "

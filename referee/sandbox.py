@@ -35,6 +35,7 @@ import os
 import platform
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -261,6 +262,33 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         jt, jf = (labels[j] - at - 1 if isinstance(j, str) else j for j in (true, false))
         out += struct.pack("=HBBI", code, jt, jf, k)
     return out
+
+
+def share_build(folder: Path) -> None:
+    """Let every seat's uid read what a build left in ``folder`` (issue 13 A5).
+
+    The build ran as a uid of its own, and each seat that runs the result has another:
+    so every regular file and folder the build made becomes readable by all (and
+    executable by all where it was by its owner). Each is opened without following
+    links and changed through its descriptor, so a link the build left points nowhere
+    this could change; FIFOs, sockets and devices are left alone.
+    """
+    for root, dirs, files in os.walk(folder):
+        for name in [".", *dirs, *files]:
+            try:
+                fd = os.open(os.path.join(root, name),
+                             os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue  # a symlink (ELOOP), or gone
+            try:
+                info = os.fstat(fd)
+                if stat.S_ISDIR(info.st_mode) or (stat.S_ISREG(info.st_mode)
+                                                  and info.st_nlink == 1):
+                    more = 0o444 | (0o111 if stat.S_ISDIR(info.st_mode)
+                                    or info.st_mode & 0o100 else 0)
+                    os.fchmod(fd, stat.S_IMODE(info.st_mode) | more)
+            finally:
+                os.close(fd)
 
 
 class Sandbox:

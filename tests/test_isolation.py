@@ -120,3 +120,94 @@ def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path
     assert _said(probe_log, "pipe size ") == "65536"
     assert _said(probe_log, "sigqueue: ") == "ok"
     assert _said(probe_log, "proc locks: ") == "''"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_what_a_build_makes_private_its_seats_can_still_run(tmp_path: Path) -> None:
+    """Issue 13 A5: the build runs as one uid, its seats as others; a build under
+    umask 077 (its output mode 0600, a folder 0700) must still make a runnable bot."""
+    from .test_faults import GOOD_BOT
+
+    folder = tmp_path / f"built_{tmp_path.name}"
+    folder.mkdir()
+    (folder / "src.txt").write_text(GOOD_BOT)
+    (folder / "bot.toml").write_text(
+        'run = ["out/play.py"]\n'
+        'build = ["sh", "-c", "umask 077; mkdir out; cat src.txt > out/play.py"]\n')
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [str(folder), str(folder), "builtin:random"], 1,
+                           seed=2, clocks=clocks, log_dir=tmp_path / "logs",
+                           sandbox="required")
+    assert [s.status for s in record.seats[:2]] == ["ok", "ok"], [
+        s.fault_log for s in record.seats]
+    assert processes_mentioning(tmp_path.name) == []
+
+
+LEASER = """\
+import os, random, sys, time
+from referee import uids
+folder, rounds = sys.argv[1], int(sys.argv[2])
+held = exhausted = 0
+for _ in range(rounds):
+    try:
+        lease = uids.lease(uids.parse_range("2100000000-2100000002"))
+    except uids.UidError:
+        exhausted += 1
+        continue
+    marker = os.path.join(folder, str(lease.uid))
+    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # fails if shared
+    time.sleep(random.random() / 500)
+    os.unlink(marker)
+    lease.release()
+    held += 1
+print(held, exhausted)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_concurrent_referees_never_share_a_seat_uid(tmp_path: Path) -> None:
+    """Issue 13 A5: four processes lease from a range of three uids, each marking the
+    uid it holds with a file only one can create; then two real referees at once."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    (tmp_path / "marks").mkdir()
+    script = tmp_path / "leaser.py"
+    script.write_text(LEASER)
+    leasers = [subprocess.Popen([sys.executable, str(script), str(tmp_path / "marks"), "150"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+               for _ in range(4)]
+    results = [p.communicate(timeout=120) for p in leasers]
+    assert all(p.returncode == 0 for p in leasers), [err.decode() for _, err in results]
+    counts = [tuple(map(int, out.split())) for out, _ in results]
+    assert sum(held for held, _ in counts) >= 150, counts  # they did overlap and take turns
+
+    # Two referees at once, six seats, a range of exactly six uids: six distinct ones.
+    bot = hostile(tmp_path, "ids", sleep_s=3.0)  # every seat alive at once for 3 s
+    referees = [subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "stop-me", bot, bot, bot, "--sandbox",
+         "required", "--seat-uids", "2100000100-2100000105", "--log-dir",
+         str(tmp_path / f"logs{n}"), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for n in range(2)]
+    for referee in referees:
+        _, err = referee.communicate(timeout=120)
+        assert referee.returncode == 0, err.decode()
+    seen = [_uid(log.read_text()) for n in range(2)
+            for log in (tmp_path / f"logs{n}").glob("seat*.stderr.log")]
+    assert len(seen) == 6 and len(set(seen)) == 6, seen
+    assert set(seen) == set(range(2100000100, 2100000106))
+    assert processes_mentioning(tmp_path.name) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_a_seat_without_a_free_uid_is_a_no_show_that_says_why(tmp_path: Path) -> None:
+    bot = hostile(tmp_path, "ids", sleep_s=1.0)
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [bot, bot, bot], 1, seed=2, clocks=clocks,
+                           sandbox="required", limits=Limits(seat_uids="2100000200-2100000201"))
+    statuses = sorted(seat.status for seat in record.seats)
+    assert statuses == ["no_show", "ok", "ok"], record.seats
+    (absent,) = [seat for seat in record.seats if seat.status == "no_show"]
+    assert "every seat uid of 2100000200-2100000201 is in use" in absent.fault_log[0]

@@ -140,7 +140,7 @@ def probe_shared() -> None:
         watch = libc.inotify_add_watch(fd, b"/usr/bin/env", 0x20)  # IN_OPEN
         say("inotify watch: ok" if watch >= 0 else
             f"inotify watch: {os.strerror(ctypes.get_errno())}")
-    r, w = os.pipe()
+    _, w = os.pipe()
     say(f"pipe size {fcntl.fcntl(w, 1032)}")  # F_GETPIPE_SZ
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN + 1})
     done = libc.sigqueue(os.getpid(), signal.SIGRTMIN + 1, ctypes.c_void_p(0)) == 0
