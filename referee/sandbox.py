@@ -28,7 +28,6 @@ See docs/sandbox.md.
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
 import os
@@ -36,17 +35,17 @@ import platform
 import shutil
 import signal
 import stat
-import struct
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import uids
+from . import procfs, uids
 from .cgroups import TreeLimits
 from .cgroups import probe as cgroup_probe
 from .errors import RefereeError
+from .seccomp import seccomp_filter
 
 log = logging.getLogger(__name__)
 
@@ -181,89 +180,6 @@ def _parent_dirs(targets: Sequence[str]) -> list[str]:
     return out
 
 
-# The seccomp filter of every sandboxed bot: what namespaces and rlimits cannot take away.
-# * No new user namespace (unshare or clone with CLONE_NEWUSER; clone3, whose flags a
-#   filter cannot read, answers ENOSYS and the C library falls back to clone): inside one
-#   a bot could mount a tmpfs of any size past --tmp-mb, and reach far more of the kernel.
-# * No kernel keyrings (add_key, request_key, keyctl): they are per uid, not per sandbox,
-#   and follow a uid from match to match.
-# * No file locks (issue 13 A5): flock, and fcntl's record locks (F_GETLK, F_SETLK,
-#   F_SETLKW and the F_OFD_ ones) fail with ENOLCK, as on a file system without locks.
-#   A lock lives on the inode, and every sandbox shares the inodes of /usr, /etc, the
-#   Python installation and the /dev nodes: two bots passed a token through flock on
-#   /usr/bin/env, and any local process could feed a bot so. A filter sees only a
-#   descriptor, not its file, so locks on the private /tmp go too (see docs/sandbox.md).
-# * No watching files (issue 13 A5): inotify_add_watch and dnotify (fcntl F_NOTIFY) fail
-#   with EACCES, fanotify_init with EPERM: an event on a shared inode (IN_OPEN on
-#   /usr/bin/env) is the same channel as a lock. inotify instances themselves stay.
-# * Nothing of another ABI (x32, or i386 through int 0x80), whose numbers differ.
-_SECCOMP_ARCH = {  # machine: AUDIT_ARCH and the syscall numbers below
-    "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
-                            "request_key": 249, "keyctl": 250, "flock": 73, "fcntl": 72,
-                            "inotify_add_watch": 254, "fanotify_init": 300}),
-    "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
-                             "request_key": 218, "keyctl": 219, "flock": 32, "fcntl": 25,
-                             "inotify_add_watch": 27, "fanotify_init": 262}),
-}
-_CLONE_NEWUSER = 0x10000000
-_X32_SYSCALL_BIT = 0x40000000
-_FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK(W)
-_F_NOTIFY = 1026
-
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """The filter as a classic BPF program (``bwrap --seccomp``), or None for an
-    architecture it does not know."""
-    spec = _SECCOMP_ARCH.get(machine or platform.machine())
-    if spec is None:
-        return None
-    arch, nr = spec
-    allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    # (code, if true, if false, k), or a label: a jump goes to a label, or 0 for the
-    # next instruction (classic BPF jumps only forward).
-    prog: list[tuple[int, int | str, int | str, int] | str] = [
-        (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 0, "nosys", arch),
-        (ld, 0, 0, 0),  # seccomp_data.nr
-        (jge, "nosys", 0, _X32_SYSCALL_BIT),
-        (jeq, "flags", 0, nr["unshare"]),
-        (jeq, "flags", 0, nr["clone"]),
-        (jeq, "nosys", 0, nr["clone3"]),
-        *[(jeq, "perm", 0, nr[name]) for name in ("add_key", "request_key", "keyctl",
-                                                   "fanotify_init")],
-        (jeq, "nolck", 0, nr["flock"]),
-        (jeq, "acces", 0, nr["inotify_add_watch"]),
-        (jeq, "fcntl", 0, nr["fcntl"]),
-        (ret, 0, 0, allow),
-        "flags",
-        (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]
-        (jset, "perm", 0, _CLONE_NEWUSER),
-        (ret, 0, 0, allow),
-        "fcntl",
-        (ld, 0, 0, 24),  # the low half of seccomp_data.args[1]: the command
-        *[(jeq, "nolck", 0, command) for command in _FCNTL_LOCKS],
-        (jeq, "acces", 0, _F_NOTIFY),
-        (ret, 0, 0, allow),
-        "perm", (ret, 0, 0, deny | errno.EPERM),
-        "nosys", (ret, 0, 0, deny | errno.ENOSYS),
-        "nolck", (ret, 0, 0, deny | errno.ENOLCK),
-        "acces", (ret, 0, 0, deny | errno.EACCES),
-    ]
-    labels: dict[str, int] = {}
-    code_only: list[tuple[int, int | str, int | str, int]] = []
-    for item in prog:
-        if isinstance(item, str):
-            labels[item] = len(code_only)
-        else:
-            code_only.append(item)
-    out = b""
-    for at, (code, true, false, k) in enumerate(code_only):
-        jt, jf = (labels[j] - at - 1 if isinstance(j, str) else j for j in (true, false))
-        out += struct.pack("=HBBI", code, jt, jf, k)
-    return out
-
-
 def share_build(folder: Path) -> None:
     """Let every seat's uid read what a build left in ``folder`` (issue 13 A5).
 
@@ -351,8 +267,13 @@ class Sandbox:
             "--unshare-cgroup-try", "--hostname", "arena-bot",
             "--die-with-parent", "--new-session", "--chdir", BOT_ROOT,
         ]
-        opener = self._seccomp_opener()
-        if opener:
+        at = bwrap.index("--proc") + 2
+        bwrap[at:at] = self._proc_binds()  # right after /proc is mounted
+        program = seccomp_filter()
+        if program is None:
+            _warn_once(f"no seccomp filter for {platform.machine()}: bots can create user "
+                       f"namespaces, use kernel keyrings and share file locks")
+        else:
             bwrap += ["--seccomp", "3"]
         inner = [self.inside(a) for a in command]
         if os.geteuid() == 0:
@@ -363,29 +284,46 @@ class Sandbox:
             if self.lease is None:
                 self.lease = uids.lease(uids.parse_range(lim.seat_uids))
             uid = self.lease.uid
-            bwrap += ["--"]
             inner = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--", *inner]
         else:
             bwrap += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-                      "--cap-drop", "ALL", "--"]
+                      "--cap-drop", "ALL"]
         if not self.support.cgroups:
             # Per sandbox: RLIMIT_NPROC counts the processes of the sandbox's own uid.
             inner = ["prlimit", f"--nproc={lim.processes}", "--", *inner]
-        return opener + rlimits + bwrap + inner
+        return (self._opener(bwrap[1:], program) + rlimits + [bwrap[0], "--args", "4", "--"]
+                + inner)
 
-    def _seccomp_opener(self) -> list[str]:
-        """A shell that opens the seccomp filter (written to the seat's folder) as
-        descriptor 3 for ``bwrap --seccomp 3``; nothing where no filter is known."""
-        program = seccomp_filter()
-        if program is None:
-            _warn_once(f"no seccomp filter for {platform.machine()}: bots can create user "
-                       f"namespaces and use kernel keyrings")
-            return []
-        path = os.path.join(self.seat_dir, "seccomp.bpf")
-        with open(path, "wb") as out:
-            out.write(program)
-        return ["/bin/sh", "-c", 'exec "$@" 3<"$0"', path]
+    def _opener(self, options: list[str], program: bytes | None) -> list[str]:
+        """A shell that opens bwrap's inputs, written to the seat's folder: its options as
+        descriptor 4 (``bwrap --args 4``) and the seccomp filter, if any, as descriptor 3
+        (``--seccomp 3``). The options are not on bwrap's command line, which the bot
+        can read as /proc/1/cmdline: they name the host's paths (issue 13 A8)."""
+        with open(os.path.join(self.seat_dir, "bwrap.args"), "wb") as out:
+            out.write(b"".join(os.fsencode(option) + b"\0" for option in options))
+        script = 'exec "$@" 4<"$0/bwrap.args"'
+        if program is not None:
+            with open(os.path.join(self.seat_dir, "seccomp.bpf"), "wb") as out:
+                out.write(program)
+            script += ' 3<"$0/seccomp.bpf"'
+        return ["/bin/sh", "-c", script, self.seat_dir]
+
+    def _proc_binds(self) -> list[str]:
+        """Bind the neutral /proc files (:func:`procfs.masks`, issue 13 A8), written to the
+        seat's folder, over the real ones, right after /proc is mounted."""
+        folder = os.path.join(self.seat_dir, "proc")
+        os.makedirs(folder, exist_ok=True)
+        masks = [*procfs.masks(),
+                 ("/proc/meminfo", procfs.meminfo(self.limits.tree_memory_mb << 20))]
+        binds: list[str] = []
+        for path, text in masks:
+            source = os.path.join(folder, path.removeprefix("/proc/").replace("/", "-"))
+            with open(source, "w", encoding="ascii") as out:
+                out.write(text)
+            os.chmod(source, 0o444)
+            binds += ["--ro-bind", source, path]
+        return binds
 
     def _socket_bind(self) -> list[str]:
         """Only the seat's socket itself: the bot can connect to it but not write files."""

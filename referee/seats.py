@@ -61,7 +61,8 @@ class ProgramSeat:
     def start(self, others: Sequence[ProgramSeat] = ()) -> None:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
-        self.folder = tempfile.mkdtemp(prefix=f"arena-seat{self.seat}-")
+        # No seat number in the name: the bot sees it in /proc/self/mountinfo (issue 13 A8).
+        self.folder = tempfile.mkdtemp(prefix="arena-seat-")
         if self.sandbox != "none":
             cgroups.sweep_orphans()  # what a referee killed earlier left behind
         self.cgroup_name = cgroups.new_name()

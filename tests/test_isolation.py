@@ -211,3 +211,33 @@ def test_a_seat_without_a_free_uid_is_a_no_show_that_says_why(tmp_path: Path) ->
     assert statuses == ["no_show", "ok", "ok"], record.seats
     (absent,) = [seat for seat in record.seats if seat.status == "no_show"]
     assert "every seat uid of 2100000200-2100000201 is in use" in absent.fault_log[0]
+
+
+def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None:
+    """Issue 13 A8: /proc/stat, /proc/loadavg and friends are neutral and constant, while
+    two processes burn the host's CPU; Python and node still count the cores; neither
+    bwrap's command line nor the mounts name the seat's folder."""
+    import shutil
+    import subprocess
+    import sys
+
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        bot = hostile(tmp_path, "host_activity", wait_s=1.0)
+        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                               log_dir=tmp_path / "logs", sandbox="required")
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "changed: ") == "[]", log  # before the fix: stat, loadavg, uptime...
+    assert _said(log, "cpu_count ") == str(os.cpu_count())
+    mounts = _said(log, "mountinfo ")
+    assert "arena-seat0" not in mounts and " /proc/stat " in mounts
+    pid1 = _said(log, "pid 1 ")
+    assert "--ro-bind" not in pid1 and str(tmp_path) not in pid1, pid1
+    if shutil.which("node"):
+        assert _said(log, "node ").split()[:2] == [str(os.cpu_count()), "0,0,0"], log

@@ -149,6 +149,39 @@ def probe_shared() -> None:
         say(f"proc locks: {locks.read()!r}")
 
 
+def host_activity() -> None:
+    """Issue 13 A8: what the sandbox shows of the host's activity, read twice."""
+    import shutil
+    import subprocess
+
+    names = ("stat", "loadavg", "uptime", "meminfo", "vmstat", "pressure/cpu")
+
+    def read() -> dict:
+        out = {}
+        for name in names:
+            try:
+                with open(f"/proc/{name}") as source:
+                    out[name] = source.read()
+            except OSError as err:
+                out[name] = err.strerror
+        return out
+
+    first = read()
+    time.sleep(PARAMS.get("wait_s", 1.0))
+    second = read()
+    say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
+    say(f"cpu_count {os.cpu_count()}")
+    with open("/proc/self/mountinfo") as mounts:
+        say(f"mountinfo {mounts.read()!r}")
+    with open("/proc/1/cmdline", "rb") as cmdline:
+        say(f"pid 1 {cmdline.read()!r}")
+    if shutil.which("node"):
+        script = "const os = require('os'); console.log(os.cpus().length, os.loadavg().join(','))"
+        done = subprocess.run(["node", "-e", script],
+                              capture_output=True, text=True, check=False)
+        say(f"node {done.stdout.strip()} {done.stderr.strip()[-200:]}")
+
+
 def say(text: str) -> None:
     print(f"hostile: {text}", file=sys.stderr, flush=True)
 
@@ -274,6 +307,8 @@ def escape_attempts(mode: str) -> None:
         time.sleep(PARAMS.get("sleep_s", 0))
     if mode == "shared_hog":
         shared_hog()
+    if mode == "host_activity":
+        host_activity()
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes
