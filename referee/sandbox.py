@@ -310,20 +310,9 @@ class Sandbox:
         return ["/bin/sh", "-c", script, self.seat_dir]
 
     def _proc_binds(self) -> list[str]:
-        """Bind the neutral /proc files (:func:`procfs.masks`, issue 13 A8), written to the
-        seat's folder, over the real ones, right after /proc is mounted."""
-        folder = os.path.join(self.seat_dir, "proc")
-        os.makedirs(folder, exist_ok=True)
-        masks = [*procfs.masks(),
-                 ("/proc/meminfo", procfs.meminfo(self.limits.tree_memory_mb << 20))]
-        binds: list[str] = []
-        for path, text in masks:
-            source = os.path.join(folder, path.removeprefix("/proc/").replace("/", "-"))
-            with open(source, "w", encoding="ascii") as out:
-                out.write(text)
-            os.chmod(source, 0o444)
-            binds += ["--ro-bind", source, path]
-        return binds
+        """Bind the neutral /proc files (:func:`procfs.masks`, issue 13 A8) over the real
+        ones, right after /proc is mounted."""
+        return procfs.binds(self.limits.tree_memory_mb << 20, self.seat_dir)
 
     def _socket_bind(self) -> list[str]:
         """Only the seat's socket itself: the bot can connect to it but not write files."""

@@ -105,19 +105,17 @@ def lock_folder() -> Path:
 
 
 def in_use() -> set[int]:
-    """Every uid (real, effective, saved or filesystem) of a live process."""
+    """The effective uid of every live process, as the owner of its /proc folder (one
+    stat each: reading every status file cost over 10 ms on a busy machine). A process
+    that made itself non-dumpable shows as root, and is missed; the lock is what
+    guarantees a uid to one sandbox, this only skips the uid of a bot still dying."""
     found: set[int] = set()
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as status:
-                for line in status:
-                    if line.startswith(b"Uid:"):
-                        found.update(int(u) for u in line.split()[1:])
-                        break
-        except OSError:
-            continue  # ended meanwhile
+        if entry.name.isdigit():
+            try:
+                found.add(entry.stat(follow_symlinks=False).st_uid)
+            except OSError:
+                continue  # ended meanwhile
     return found
 
 
