@@ -5,20 +5,25 @@ A bot is a stranger's program. With bubblewrap (``bwrap``) each bot runs with:
 * its own network namespace (no network at all: it reaches the referee only
   through the ``ipc://`` socket in its seat's folder, bound at ``/run/arena``),
   and its own pid, ipc and uts namespaces, ``--die-with-parent`` and a new
-  session, no capabilities; as an unprivileged uid (``nobody`` when the referee
-  runs as root, else uid 1000 in its own user namespace);
+  session, no capabilities; as an unprivileged uid (as root, a uid of its own,
+  leased from ``--seat-uids`` by :mod:`referee.uids`; else uid 1000 in its own
+  user namespace);
 * the system (``/usr``, ``/etc``), the Python installation and Arena's
   ``protocol`` and ``referee.games`` packages read-only; the bot's own file or
   folder read-only at ``/bot``; a private RAM-backed ``/tmp`` with a size cap,
   the only writable place; its seat's socket at ``/run/arena/seat.sock``;
   nothing else: not the arena database, its logs, other bots or the home folder;
-* a seccomp filter (:func:`seccomp_filter`): no new user namespace, no kernel
-  keyrings, no syscalls of another ABI;
+* a seccomp filter (:func:`referee.seccomp.seccomp_filter`): no new user
+  namespace, no kernel keyrings, no file locks or file watches (every sandbox
+  shares the inodes of the system's files), no syscalls of another ABI;
+* neutral, constant /proc files where the real ones show the host's activity
+  (:mod:`referee.procfs`), and bwrap's options read from a file, off its
+  command line (issue 13 A8);
 * resource limits (:class:`Limits`): address space, CPU seconds, file size and
   open files as rlimits (applied by ``prlimit`` before ``bwrap``), and the
-  memory and process count of the whole tree through cgroup v1 where the machine
-  allows it (as root), else a per-sandbox ``RLIMIT_NPROC`` inside the sandbox's
-  user namespace.
+  memory, process count and CPU share of the whole tree through cgroups where
+  the machine allows it (:mod:`referee.cgroups`), else a per-sandbox
+  ``RLIMIT_NPROC`` inside the sandbox's user namespace.
 
 Without a working bubblewrap the bot runs with rlimits only and one warning
 says what is not isolated (``--sandbox auto``); ``--sandbox required`` refuses
