@@ -241,3 +241,22 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
     assert "--ro-bind" not in pid1 and str(tmp_path) not in pid1, pid1
     if shutil.which("node"):
         assert _said(log, "node ").split()[:2] == [str(os.cpu_count()), "0,0,0"], log
+
+
+@pytest.mark.skipif(not cgroups.probe().cpu,
+                    reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
+def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
+    version = cgroups.probe().version or 1
+    for cpus, quota in ((1.5, "150000"), (0.0, None)):
+        tree = cgroups.TreeLimits(version, 64 << 20, 8, cpus=cpus)
+        tree.make()
+        try:
+            (cpu,) = [f for f in tree.folders if f.parent == cgroups._own("cpu" if version == 1
+                                                                           else "")]
+            if version == 1:
+                assert (cpu / "cpu.shares").read_text().strip() == "1024"
+                assert (cpu / "cpu.cfs_quota_us").read_text().strip() == (quota or "-1")
+            else:
+                assert (cpu / "cpu.max").read_text().split()[0] == (quota or "max")
+        finally:
+            tree.kill()
