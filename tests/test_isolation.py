@@ -39,9 +39,9 @@ run(act, name="honest")
 HOG_DEADLINE_MS = 200
 HOG_SLOWEST_MS = 120
 """The honest bot's slowest decision beside the hog: 5 ms of CPU stretched by the
-hog's share of the CPU, the other helpers' load on a 2-core machine and the
-round trip. Without a CPU share of its own it took over 150 ms (58 busy processes
-against one)."""
+hog's share of the CPU, other work on a loaded 2-core machine and the round trip.
+Measured: 17-36 ms. Without a CPU group of its own (58 busy processes against one)
+it timed out at this 200 ms deadline once or twice per match."""
 
 
 @pytest.mark.skipif(not cgroups.probe().cpu,
