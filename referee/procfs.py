@@ -21,8 +21,10 @@ from pathlib import Path
 _ZERO_COUNTERS = ("stat", "vmstat", "softirqs")
 """Host-wide counters that tick with every other process's work (issue 13 A8): shown with
 their own names and every number 0, so that readers still parse them."""
-_EMPTY = ("diskstats", "zoneinfo", "buddyinfo", "schedstat")
-"""Host-wide figures nothing needs, shown empty."""
+_EMPTY = ("diskstats", "zoneinfo", "buddyinfo", "schedstat", "locks")
+"""Host-wide figures nothing needs, shown empty. ``locks``: the kernel hides other pid
+namespaces' flock and POSIX locks from it, but not OFD locks, which name the device and
+inode of every file a host process locks (issue 13 A5); a bot can take no lock itself."""
 _ZERO_FIELDS = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/dentry-state")
 """Host-wide one-line counts (open files, inodes, dentries), shown as that many zeros."""
 

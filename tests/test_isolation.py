@@ -89,8 +89,9 @@ def _uid(log: str) -> int:
 def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path) -> None:
     """Issue 13 A5: a hog takes a lock on /usr/bin/env and everything the kernel counts
     per uid; the other bot, on its first act, finds its own share intact and no lock,
-    neither the hog's nor one this test (a local process) holds on the same file."""
+    neither the hog's nor those this test (a local process) holds on another file."""
     import fcntl
+    import struct
 
     host_locked = "/usr/bin/true"
     hog = hostile(tmp_path, "shared_hog")
@@ -99,6 +100,8 @@ def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path
     with open(host_locked, "rb") as host_lock:
         fcntl.flock(host_lock, fcntl.LOCK_EX)  # a local process that would "feed" a bot
         fcntl.lockf(host_lock, fcntl.LOCK_SH)
+        # An OFD lock, which the kernel shows in every pid namespace's /proc/locks.
+        fcntl.fcntl(host_lock, 37, struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 0, 0, 0))
         (record,) = play_match("stop-me", [hog, probe_bot, "builtin:random"], 1, seed=4,
                                clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
                                limits=SHARED)
