@@ -263,3 +263,29 @@ def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
                 assert (cpu / "cpu.max").read_text().split()[0] == (quota or "max")
         finally:
             tree.kill()
+
+
+@pytest.mark.skipif(cgroups.probe().version != 1, reason="needs cgroup v1 here")
+def test_without_a_cpu_controller_the_other_limits_hold_and_arena_says_so(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A machine whose cgroups lack the cpu controller, simulated by hiding its folder:
+    the probe still finds memory and pids, and says why there is no CPU share."""
+    from referee import sandbox
+
+    real_own = cgroups._own
+    monkeypatch.setattr(cgroups, "_own",
+                        lambda controller: None if controller == "cpu" else real_own(controller))
+    found = cgroups.probe.__wrapped__()
+    assert (found.version, found.cpu) == (1, False)
+    assert "no cgroup folder for cpu" in found.cpu_reason
+    monkeypatch.setattr(sandbox, "cgroup_probe", lambda: found)
+    sandbox._warn_once.cache_clear()
+    sandbox.check_mode("required")
+    assert "bots get no CPU share of their own" in capsys.readouterr().err
+    tree = cgroups.TreeLimits(1, 64 << 20, 8, cpus=None)  # what the sandbox then makes
+    tree.make()
+    try:
+        assert len(tree.folders) == 2  # memory and pids
+        assert not any(str(f).startswith(str(cgroups.ROOT / "cpu") + "/") for f in tree.folders)
+    finally:
+        tree.kill()
