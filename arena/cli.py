@@ -19,6 +19,7 @@ from arena import __version__, botcheck, report
 from arena.cli_league import make_log_dir, parse_options, register
 from arena.cli_reads import register_reads
 from arena.web import register_web
+from referee import uids
 from referee.errors import RefereeError
 from referee.games import GAMES, GameError, get_game
 from referee.match import Clocks, Match
@@ -86,17 +87,35 @@ def _sandbox_options(func: Any) -> Any:
     )):
         func = click.option(name, type=click.IntRange(min=1), default=default,
                             show_default=True, help=text)(func)
+    func = click.option(
+        "--cpus", type=click.FloatRange(min=0), default=limits.cpus, show_default=True,
+        help="CPU cores a bot's whole tree may use (cgroup quota; every bot also gets an "
+             "equal CPU weight); 0: no quota, equal weights only.")(func)
+    func = click.option(
+        "--seat-uids", metavar="FIRST-LAST", default="", callback=_check_uids,
+        help=f"The uids bots run as when Arena runs as root, one per sandbox [default: "
+             f"${uids.ENV}, else {uids.DEFAULT_RANGE}].")(func)
     return click.option(
         "--sandbox", type=click.Choice(MODES), default="auto", show_default=True,
         help="auto: bubblewrap if it works here, else rlimits with a warning; required: "
              "refuse to run without bubblewrap; none: no sandbox (trusted bots only).")(func)
 
 
+def _check_uids(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Refuse a malformed --seat-uids now, before any bot starts."""
+    if value:
+        try:
+            uids.parse_range(value)
+        except uids.UidError as err:
+            raise click.BadParameter(str(err)) from None
+    return value
+
+
 def _limits(kwargs: dict[str, Any]) -> Limits:
     """Pop the limit options out of a command's keyword arguments."""
     return Limits(**{k: kwargs.pop(k) for k in (
         "memory_mb", "tree_memory_mb", "cpu_seconds", "processes", "file_size_mb",
-        "open_files", "tmp_mb")})
+        "open_files", "tmp_mb", "cpus", "seat_uids")})
 
 
 @main.command()
@@ -115,7 +134,7 @@ def _limits(kwargs: dict[str, Any]) -> Limits:
 def play(game: str, bots: tuple[str, ...], count: int, seed: int,
          option_pairs: tuple[str, ...], deadline_ms: int, time_bank_ms: int, startup_ms: int,
          strikes: int, sandbox: str, log_dir: Path | None, as_json: bool,
-         **limit_options: int) -> None:
+         **limit_options: Any) -> None:
     """Play GAME between BOTS, one per seat, and print the results.
 
     A bot is builtin:random, builtin:heuristic, a bot program file (.py or any
@@ -181,7 +200,7 @@ def bot() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def bot_check(path: Path, game: str, count: int, seed: int, deadline_ms: int,
               time_bank_ms: int, startup_ms: int, strikes: int, sandbox: str, as_json: bool,
-              **limit_options: int) -> None:
+              **limit_options: Any) -> None:
     """Check the bot at PATH: handshake, a few games against built-in bots, and a
     report in plain words of every problem found. Exits non-zero on failure."""
     clocks = Clocks(deadline_ms, time_bank_ms, startup_ms, strikes)

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from .botfiles import BotFileLimits, copy_tree, tree_size
-from .errors import BotSpecError
+from .errors import BotSpecError, RefereeError
 from .programs import BotProgram, moved
 from .sandbox import BOT_ROOT, BUILD_SOURCE, Limits, Sandbox
 
@@ -91,21 +91,26 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
     """Build ``program`` (a copy made by build_program) and return the built copy."""
     box_dir = tempfile.mkdtemp(dir=workdir, prefix="build-")
     box = Sandbox(sandbox, limits, program.path, box_dir)
-    if box.isolated:
-        size = tree_size(program.path) + (limits.tmp_mb << 20)
-        argv = box.argv(["/bin/sh", "-c", _STEP, "arena-build", *program.build],
-                        build_bytes=size)
-    else:
-        argv = box.argv(["/bin/sh", "-c", _BARE_STEP, "arena-build", *program.build])
+    what = f"bot {program.name!r}: build {' '.join(program.build)!r}"
+    try:
+        if box.isolated:
+            size = tree_size(program.path) + (limits.tmp_mb << 20)
+            argv = box.argv(["/bin/sh", "-c", _STEP, "arena-build", *program.build],
+                            build_bytes=size)
+        else:
+            argv = box.argv(["/bin/sh", "-c", _BARE_STEP, "arena-build", *program.build])
+    except RefereeError as err:  # no free seat uid, say (issue 13 A5)
+        box.release()
+        raise BotSpecError(f"{what} could not start: {err}") from None
     gate = box.uses_cgroups
     if gate:
         argv = ["/bin/sh", "-c", _GATE, "arena-gate", *argv]
-    what = f"bot {program.name!r}: build {' '.join(program.build)!r}"
     try:
         proc = subprocess.Popen(argv, cwd=program.path, env=box.env({}),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as err:
+        box.release()  # its uid lease (issue 13 A5)
         raise BotSpecError(f"{what} could not start: {err.strerror}") from None
     assert proc.stdin and proc.stdout and proc.stderr
     tail = _Tail()

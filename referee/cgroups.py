@@ -1,14 +1,24 @@
 """Limits on a bot's whole process tree through cgroups: v1, or a delegated v2 subtree.
 
-* **cgroup v1** (as on the development machines): the ``memory`` and ``pids``
-  controllers' own folders of this process, writable as root. Each bot gets a
-  group in both, with ``memory.limit_in_bytes`` and ``pids.max``.
+* **cgroup v1** (as on the development machines): the ``memory``, ``pids`` and
+  ``cpu`` controllers' own folders of this process, writable as root. Each bot
+  gets a group in each, with ``memory.limit_in_bytes``, ``pids.max`` and its CPU
+  share (below).
 * **cgroup v2**: this process's cgroup in the unified hierarchy must be writable
-  and already delegate ``memory`` and ``pids`` to its children (its
-  ``cgroup.subtree_control`` lists them, as under ``systemd-run --scope -p
-  Delegate=yes``). Each bot gets a child group with ``memory.max`` and
-  ``pids.max``, ended with ``cgroup.kill`` where the kernel has it. Arena never
-  rearranges the machine's cgroups to make this possible.
+  and already delegate ``memory`` and ``pids`` (and, for the CPU share, ``cpu``)
+  to its children (its ``cgroup.subtree_control`` lists them, as under
+  ``systemd-run --scope -p Delegate=yes``). Each bot gets a child group with
+  ``memory.max``, ``pids.max`` and ``cpu.max``/``cpu.weight``, ended with
+  ``cgroup.kill`` where the kernel has it. Arena never rearranges the machine's
+  cgroups to make this possible.
+
+The CPU share (issue 13 A4): every bot's tree is one scheduling entity of the
+same weight as any other (v1 ``cpu.shares`` 1024, v2 ``cpu.weight`` 100), so a
+bot running 58 busy processes weighs no more than a bot running one; and it
+gets a quota of ``cpus`` cores (v1 ``cpu.cfs_quota_us`` per ``cpu.cfs_period_us``,
+v2 ``cpu.max``), so it cannot take the whole machine from the referee and the
+other matches either. Where the cpu controller is missing the memory and pids
+limits still hold, and :func:`probe` says why there is no CPU share.
 
 :func:`probe` says which one works here, by trying it (a throwaway group is
 created, limited and removed); where neither does, the sandbox falls back to
@@ -28,14 +38,22 @@ from pathlib import Path
 from . import scratch
 
 ROOT = Path("/sys/fs/cgroup")
+CPU_PERIOD_US = 100_000
+"""The period of a bot's CPU quota (the kernel's default): within each 100 ms a bot's
+tree may run ``cpus`` x 100 ms of CPU time, over all its processes and cores."""
+CPU_MIN_QUOTA_US = 1_000
+"""The smallest quota the kernel accepts."""
 
 
 @dataclass(frozen=True)
 class CgroupSupport:
-    """Which cgroup version can limit bot trees here (None: neither), and why."""
+    """Which cgroup version can limit bot trees here (None: neither), and why; and
+    whether each bot's tree also gets its own CPU share (``cpu``), and if not why."""
 
     version: int | None
     reason: str
+    cpu: bool = False
+    cpu_reason: str = ""
 
 
 def _own(controller: str) -> Path | None:
@@ -53,26 +71,45 @@ def _own(controller: str) -> Path | None:
     return None
 
 
-def _limits(version: int, memory: int, pids: int) -> dict[str, str]:
+def _limits(version: int, memory: int, pids: int,
+            cpus: float | None = None) -> dict[str, str]:
+    """Per controller folder (``""``: v2's one), the settings of a bot's group.
+
+    ``cpus`` None leaves the cpu controller alone; 0 gives the group an equal weight
+    but no quota; above 0, also a quota of that many cores (issue 13 A4).
+    """
+    quota = max(CPU_MIN_QUOTA_US, round((cpus or 0) * CPU_PERIOD_US))
     if version == 1:
-        return {"memory": f"memory.limit_in_bytes={memory}", "pids": f"pids.max={pids}"}
-    return {"": f"memory.max={memory}\npids.max={pids}"}
+        out = {"memory": f"memory.limit_in_bytes={memory}", "pids": f"pids.max={pids}"}
+        if cpus is not None:
+            out["cpu"] = "cpu.shares=1024" + (
+                f"\ncpu.cfs_period_us={CPU_PERIOD_US}\ncpu.cfs_quota_us={quota}" if cpus else "")
+        return out
+    cpu = ("\ncpu.weight=100" + (f"\ncpu.max={quota} {CPU_PERIOD_US}" if cpus else "")
+           if cpus is not None else "")
+    return {"": f"memory.max={memory}\npids.max={pids}{cpu}"}
+
+
+def _controllers(version: int, cpu: bool) -> list[str]:
+    """The controller folders a bot's groups live in."""
+    return list(_limits(version, 0, 0, 0.0 if cpu else None))
 
 
 class TreeLimits:
     """The cgroups of one bot's process tree."""
 
     def __init__(self, version: int, memory_bytes: int, processes: int,
-                 name: str | None = None) -> None:
+                 name: str | None = None, cpus: float | None = None) -> None:
+        """``cpus``: None for no CPU share, else as :func:`_limits` says."""
         self.version = version
-        self.memory_bytes, self.processes = memory_bytes, processes
+        self.memory_bytes, self.processes, self.cpus = memory_bytes, processes, cpus
         self.name = name or new_name()
         self.folders: list[Path] = []
 
     def make(self) -> None:
         """Make the groups and set their limits."""
         for controller, settings in _limits(self.version, self.memory_bytes,
-                                            self.processes).items():
+                                            self.processes, self.cpus).items():
             parent = _own(controller)
             if parent is None:
                 raise OSError(0, f"no cgroup folder for {controller or 'the v2 hierarchy'}")
@@ -160,7 +197,7 @@ def sweep_orphans() -> int:
         return 0
     removed = 0
     dead: set[str] = set()
-    for controller in _limits(support.version, 0, 0):
+    for controller in _controllers(support.version, support.cpu):
         parent = _own(controller)
         if parent is None or not parent.is_dir():
             continue
@@ -196,7 +233,7 @@ def sweep(name: str) -> None:
     if support.version is None:
         return
     tree = TreeLimits(support.version, 0, 0, name)
-    for controller in _limits(support.version, 0, 0):
+    for controller in _controllers(support.version, support.cpu):
         parent = _own(controller)
         if parent is not None and (parent / name).is_dir():
             tree.folders.append(parent / name)
@@ -205,8 +242,10 @@ def sweep(name: str) -> None:
 
 @functools.lru_cache(maxsize=1)
 def probe() -> CgroupSupport:
-    """Try v1, then v2, with a throwaway group; the first that works is used."""
+    """Try v1, then v2, with a throwaway group; the first that works is used, with the
+    cpu controller if that works too (else without, saying why)."""
     reasons = []
+    delegated: list[str] = []
     for version in (1, 2):
         if version == 1 and os.geteuid() != 0:
             reasons.append("cgroup v1 needs root")
@@ -222,13 +261,26 @@ def probe() -> CgroupSupport:
                 reasons.append(f"cgroup v2 delegates {delegated or 'nothing'} here, not memory "
                                f"and pids (run under systemd-run --scope -p Delegate=yes)")
                 continue
-        trial = TreeLimits(version, 64 << 20, 16, f"arena-probe-{uuid.uuid4().hex[:8]}")
-        try:
-            trial.make()  # no process is moved in: a throwaway group
-        except OSError as err:
-            reasons.append(f"cgroup v{version}: {err.strerror or err}")
+        if not _try(version, None, reasons):
             continue
-        finally:
-            trial.kill()
-        return CgroupSupport(version, "ok")
+        cpu_reasons: list[str] = []
+        if version == 2 and "cpu" not in delegated:
+            cpu_reasons.append(f"cgroup v2 delegates {delegated} here, not cpu")
+        elif _try(version, 1.0, cpu_reasons):
+            return CgroupSupport(version, "ok", True, "ok")
+        return CgroupSupport(version, "ok", False, "; ".join(cpu_reasons))
     return CgroupSupport(None, "; ".join(reasons))
+
+
+def _try(version: int, cpus: float | None, reasons: list[str]) -> bool:
+    """Make and remove a throwaway group (no process is moved in); note why it failed."""
+    trial = TreeLimits(version, 64 << 20, 16, f"arena-probe-{uuid.uuid4().hex[:8]}", cpus)
+    try:
+        trial.make()
+    except OSError as err:
+        reasons.append(f"cgroup v{version}{' cpu' if cpus is not None else ''}: "
+                       f"{err.strerror or err}")
+        return False
+    finally:
+        trial.kill()
+    return True

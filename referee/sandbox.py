@@ -5,20 +5,25 @@ A bot is a stranger's program. With bubblewrap (``bwrap``) each bot runs with:
 * its own network namespace (no network at all: it reaches the referee only
   through the ``ipc://`` socket in its seat's folder, bound at ``/run/arena``),
   and its own pid, ipc and uts namespaces, ``--die-with-parent`` and a new
-  session, no capabilities; as an unprivileged uid (``nobody`` when the referee
-  runs as root, else uid 1000 in its own user namespace);
+  session, no capabilities; as an unprivileged uid (as root, a uid of its own,
+  leased from ``--seat-uids`` by :mod:`referee.uids`; else uid 1000 in its own
+  user namespace);
 * the system (``/usr``, ``/etc``), the Python installation and Arena's
   ``protocol`` and ``referee.games`` packages read-only; the bot's own file or
   folder read-only at ``/bot``; a private RAM-backed ``/tmp`` with a size cap,
   the only writable place; its seat's socket at ``/run/arena/seat.sock``;
   nothing else: not the arena database, its logs, other bots or the home folder;
-* a seccomp filter (:func:`seccomp_filter`): no new user namespace, no kernel
-  keyrings, no syscalls of another ABI;
+* a seccomp filter (:func:`referee.seccomp.seccomp_filter`): no new user
+  namespace, no kernel keyrings, no file locks or file watches (every sandbox
+  shares the inodes of the system's files), no syscalls of another ABI;
+* neutral, constant /proc files where the real ones show the host's activity
+  (:mod:`referee.procfs`), and bwrap's options read from a file, off its
+  command line (issue 13 A8);
 * resource limits (:class:`Limits`): address space, CPU seconds, file size and
   open files as rlimits (applied by ``prlimit`` before ``bwrap``), and the
-  memory and process count of the whole tree through cgroup v1 where the machine
-  allows it (as root), else a per-sandbox ``RLIMIT_NPROC`` inside the sandbox's
-  user namespace.
+  memory, process count and CPU share of the whole tree through cgroups where
+  the machine allows it (:mod:`referee.cgroups`), else a per-sandbox
+  ``RLIMIT_NPROC`` inside the sandbox's user namespace.
 
 Without a working bubblewrap the bot runs with rlimits only and one warning
 says what is not isolated (``--sandbox auto``); ``--sandbox required`` refuses
@@ -28,23 +33,23 @@ See docs/sandbox.md.
 
 from __future__ import annotations
 
-import errno
 import functools
 import logging
 import os
 import platform
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import procfs, uids
 from .cgroups import TreeLimits
 from .cgroups import probe as cgroup_probe
 from .errors import RefereeError
+from .seccomp import seccomp_filter
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +61,6 @@ BUILD_SOURCE = "/run/arena-source"
 """Where a build sees the bot's files, read-only, to copy them into its tmpfs at /bot."""
 SANDBOX_UID = 1000
 """The bot's uid inside its own user namespace (bwrap run by an ordinary user)."""
-NOBODY = 65534
-"""The bot's uid when the referee runs as root."""
 
 
 class SandboxError(RefereeError):
@@ -82,6 +85,12 @@ class Limits:
     """Size of the private /tmp (RAM-backed)."""
     tree_memory_mb: int = 2048
     """Memory of the whole tree (cgroup v1 memory.limit_in_bytes, or v2 memory.max)."""
+    cpus: float = 1.0
+    """CPU cores the whole tree may use (cgroup cpu quota), beside an equal CPU weight
+    for every bot; 0 keeps the equal weight but sets no quota (issue 13 A4)."""
+    seat_uids: str = ""
+    """The uids sandboxes run as when the referee is root, ``FIRST-LAST``, one per
+    sandbox (issue 13 A5); empty: ``$ARENA_SEAT_UIDS``, else ``uids.DEFAULT_RANGE``."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,11 @@ def check_mode(mode: str) -> Support:
         _warn_once(f"bots are NOT isolated: {support.reason}. They run with resource limits "
                    f"only and can see your files and the network. Install bubblewrap "
                    f"(apt-get install bubblewrap), or pass --sandbox required to refuse.")
+    if mode != "none" and support.cgroups and not (cgroups := cgroup_probe()).cpu:
+        # issue 13 A4: without the cpu controller a bot with many busy processes can
+        # take the CPU from the others; the memory and pids limits still hold.
+        _warn_once(f"bots get no CPU share of their own ({cgroups.cpu_reason}): a bot "
+                   f"running many busy processes can slow the others; --cpus has no effect")
     return support
 
 
@@ -172,55 +186,6 @@ def _parent_dirs(targets: Sequence[str]) -> list[str]:
     return out
 
 
-# The seccomp filter of every sandboxed bot: what namespaces and rlimits cannot take away.
-# * No new user namespace (unshare or clone with CLONE_NEWUSER; clone3, whose flags a
-#   filter cannot read, answers ENOSYS and the C library falls back to clone): inside one
-#   a bot could mount a tmpfs of any size past --tmp-mb, and reach far more of the kernel.
-# * No kernel keyrings (add_key, request_key, keyctl): they are per uid, not per sandbox,
-#   so every bot (all run as the same uid) would share them, across matches too.
-# * Nothing of another ABI (x32, or i386 through int 0x80), whose numbers differ.
-_SECCOMP_ARCH = {  # machine: (AUDIT_ARCH, unshare, clone, clone3, add_key, request_key, keyctl)
-    "x86_64": (0xC000003E, 272, 56, 435, 248, 249, 250),
-    "aarch64": (0xC00000B7, 97, 220, 435, 217, 218, 219),
-}
-_CLONE_NEWUSER = 0x10000000
-_X32_SYSCALL_BIT = 0x40000000
-
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """The filter as a classic BPF program (``bwrap --seccomp``), or None for an
-    architecture it does not know."""
-    spec = _SECCOMP_ARCH.get(machine or platform.machine())
-    if spec is None:
-        return None
-    arch, unshare, clone, clone3, *keys = spec
-    allow, deny = 0x7FFF0000, 0x00050000  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    # (code, if true, if false, k): a jump is a label, or 0 for the next instruction.
-    prog: list[tuple[int, int | str, int | str, int]] = [
-        (ld, 0, 0, 4),  # seccomp_data.arch
-        (jeq, 0, "nosys", arch),
-        (ld, 0, 0, 0),  # seccomp_data.nr
-        (jge, "nosys", 0, _X32_SYSCALL_BIT),
-        (jeq, "flags", 0, unshare),
-        (jeq, "flags", 0, clone),
-        (jeq, "nosys", 0, clone3),
-        *[(jeq, "perm", 0, number) for number in keys],
-        (ret, 0, 0, allow),
-        (ld, 0, 0, 16),  # "flags": the low half of seccomp_data.args[0]
-        (jset, "perm", 0, _CLONE_NEWUSER),
-        (ret, 0, 0, allow),
-        (ret, 0, 0, deny | errno.EPERM),  # "perm"
-        (ret, 0, 0, deny | errno.ENOSYS),  # "nosys"
-    ]
-    labels = {"flags": len(prog) - 5, "perm": len(prog) - 2, "nosys": len(prog) - 1}
-    out = b""
-    for at, (code, true, false, k) in enumerate(prog):
-        jt, jf = (labels[j] - at - 1 if isinstance(j, str) else j for j in (true, false))
-        out += struct.pack("=HBBI", code, jt, jf, k)
-    return out
-
-
 class Sandbox:
     """The sandbox of one bot process: its command line, its cgroups and its end."""
 
@@ -232,6 +197,8 @@ class Sandbox:
         self.support = probe() if mode != "none" else Support(None, False, False, "disabled")
         self.isolated = mode != "none" and self.support.namespaces
         self.tree: TreeLimits | None = None
+        self.lease: uids.UidLease | None = None
+        """The uid this sandbox runs as, when the referee is root (see :meth:`argv`)."""
 
     # ------------------------------------------------------------ the command
     def inside(self, arg: str) -> str:
@@ -286,37 +253,52 @@ class Sandbox:
             "--unshare-cgroup-try", "--hostname", "arena-bot",
             "--die-with-parent", "--new-session", "--chdir", BOT_ROOT,
         ]
-        opener = self._seccomp_opener()
-        if opener:
+        at = bwrap.index("--proc") + 2
+        bwrap[at:at] = self._proc_binds()  # right after /proc is mounted
+        program = seccomp_filter()
+        if program is None:
+            _warn_once(f"no seccomp filter for {platform.machine()}: bots can create user "
+                       f"namespaces, use kernel keyrings and share file locks")
+        else:
             bwrap += ["--seccomp", "3"]
         inner = [self.inside(a) for a in command]
         if os.geteuid() == 0:
             # As root, a user namespace would still map the bot to root outside, able
             # to read every root-only file it can see: drop to an unprivileged uid
-            # inside instead, with no way back (no_new_privs, no capabilities).
-            bwrap += ["--"]
-            inner = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            # inside instead, with no way back (no_new_privs, no capabilities). A uid
+            # of its own (issue 13 A5): per-uid limits are then its alone.
+            if self.lease is None:
+                self.lease = uids.lease(uids.parse_range(lim.seat_uids))
+            uid = self.lease.uid
+            inner = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--", *inner]
         else:
             bwrap += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-                      "--cap-drop", "ALL", "--"]
+                      "--cap-drop", "ALL"]
         if not self.support.cgroups:
             # Per sandbox: RLIMIT_NPROC counts the processes of the sandbox's own uid.
             inner = ["prlimit", f"--nproc={lim.processes}", "--", *inner]
-        return opener + rlimits + bwrap + inner
+        return (self._opener(bwrap[1:], program) + rlimits + [bwrap[0], "--args", "4", "--"]
+                + inner)
 
-    def _seccomp_opener(self) -> list[str]:
-        """A shell that opens the seccomp filter (written to the seat's folder) as
-        descriptor 3 for ``bwrap --seccomp 3``; nothing where no filter is known."""
-        program = seccomp_filter()
-        if program is None:
-            _warn_once(f"no seccomp filter for {platform.machine()}: bots can create user "
-                       f"namespaces and use kernel keyrings")
-            return []
-        path = os.path.join(self.seat_dir, "seccomp.bpf")
-        with open(path, "wb") as out:
-            out.write(program)
-        return ["/bin/sh", "-c", 'exec "$@" 3<"$0"', path]
+    def _opener(self, options: list[str], program: bytes | None) -> list[str]:
+        """A shell that opens bwrap's inputs, written to the seat's folder: its options as
+        descriptor 4 (``bwrap --args 4``) and the seccomp filter, if any, as descriptor 3
+        (``--seccomp 3``). The options are not on bwrap's command line, which the bot
+        can read as /proc/1/cmdline: they name the host's paths (issue 13 A8)."""
+        with open(os.path.join(self.seat_dir, "bwrap.args"), "wb") as out:
+            out.write(b"".join(os.fsencode(option) + b"\0" for option in options))
+        script = 'exec "$@" 4<"$0/bwrap.args"'
+        if program is not None:
+            with open(os.path.join(self.seat_dir, "seccomp.bpf"), "wb") as out:
+                out.write(program)
+            script += ' 3<"$0/seccomp.bpf"'
+        return ["/bin/sh", "-c", script, self.seat_dir]
+
+    def _proc_binds(self) -> list[str]:
+        """Bind the neutral /proc files (:func:`procfs.masks`, issue 13 A8) over the real
+        ones, right after /proc is mounted."""
+        return procfs.binds(self.limits.tree_memory_mb << 20, self.seat_dir)
 
     def _socket_bind(self) -> list[str]:
         """Only the seat's socket itself: the bot can connect to it but not write files."""
@@ -353,17 +335,19 @@ class Sandbox:
         """Put ``pid`` (held at its gate, not yet running the bot) into fresh cgroups."""
         if not self.uses_cgroups:
             return
-        version = cgroup_probe().version
-        assert version is not None
-        self.tree = TreeLimits(version, self.limits.tree_memory_mb << 20, self.limits.processes,
-                               self.cgroup_name)
+        support = cgroup_probe()
+        assert support.version is not None
+        self.tree = TreeLimits(support.version, self.limits.tree_memory_mb << 20,
+                               self.limits.processes, self.cgroup_name,
+                               self.limits.cpus if support.cpu else None)
         try:
             self.tree.enter(pid)
         except OSError as err:
             log.warning("cgroups not applied (%s); rlimits still hold", err)
 
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
-        """End the bot's whole tree: every process in its cgroups, its group, itself."""
+        """End the bot's whole tree: every process in its cgroups, its group, itself;
+        then give its uid back."""
         if self.tree is not None:
             self.tree.kill()
             self.tree = None
@@ -373,3 +357,11 @@ class Sandbox:
             pass
         proc.kill()
         proc.wait()
+        self.release()
+
+    def release(self) -> None:
+        """Give the sandbox's uid back, once nothing runs in it any more. (A holder that
+        dies drops it too: the kernel closes its lock file.)"""
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None

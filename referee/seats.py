@@ -79,8 +79,9 @@ class ProgramSeat:
     def start(self, others: Sequence[ProgramSeat] = ()) -> None:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
-        # Named by its owner, so that the next referee removes it after a kill -9.
-        self.folder = scratch.mkdtemp(f"arena-seat{self.seat}-")
+        # Named by its owner, so that the next referee removes it after a kill -9 (A11);
+        # no seat number in the name: the bot sees it in /proc/self/mountinfo (A8).
+        self.folder = scratch.mkdtemp("arena-seat-")
         if self.sandbox != "none":
             cgroups.sweep_orphans()  # what a referee killed earlier left behind
         self.cgroup_name = cgroups.new_name()

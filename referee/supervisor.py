@@ -57,6 +57,7 @@ from protocol.codec import ProtocolError, decode_bot_message, encode
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 
 from . import zmtp
+from .errors import RefereeError
 from .reports import Reports
 from .sandbox import Limits, Sandbox
 
@@ -153,7 +154,11 @@ class Supervisor(ABC):
                                          spec.seat_dir, spec.cgroup_name)
         env = sandbox.env({"ARENA_ENDPOINT": sandbox.endpoint(), "ARENA_TOKEN": spec.token,
                            "PYTHONUNBUFFERED": "1"})
-        argv = sandbox.argv(spec.command)
+        try:
+            argv = sandbox.argv(spec.command)
+        except RefereeError as err:  # no seat uid free (issue 13 A5): this seat cannot start
+            self.report("exited", None, f"could not start the bot: {err}")
+            raise SystemExit(0) from None
         stdio = spec.protocol == "stdio"
         gate = sandbox.uses_cgroups
         if gate:

@@ -97,6 +97,9 @@ def test_play_option_changes_the_game() -> None:
      "expected KEY=VALUE, got 'oops'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "--games", "0"), "--games"),
     (("play", "stop-me", "builtin:random", "builtin:random", "--seed", "-1"), "--seed"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "--seat-uids", "0-9"),
+     "seat uids '0-9': need 1 <= FIRST <= LAST"),
+    (("play", "stop-me", "builtin:random", "builtin:random", "--cpus", "-1"), "--cpus"),
 ])
 def test_bad_input_gets_a_clear_error_and_no_traceback(args: tuple[str, ...], message: str) -> None:
     out = arena(*args)

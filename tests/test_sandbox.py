@@ -182,7 +182,7 @@ def test_no_user_namespace_to_mount_past_the_tmp_cap(tmp_path: Path) -> None:
 
 
 def test_no_kernel_keyring_shared_between_bots(tmp_path: Path) -> None:
-    """Keyrings are per uid, and every bot runs as the same uid: the filter refuses them."""
+    """Keyrings are per uid and follow a uid from match to match: the filter refuses them."""
     record, stderr = play(tmp_path, hostile(tmp_path, "keyring"))
     assert "keyring refused: Operation not permitted" in stderr, stderr
     assert record.seats[0].status == "ok"

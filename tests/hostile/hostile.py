@@ -69,6 +69,123 @@ def raw_zmtp_flood() -> None:
         raw.sendall(chunk)
 
 
+HELD: list = []  # what a hog keeps open for the whole match
+
+
+def _errno_name(err: OSError) -> str:
+    import errno
+
+    return errno.errorcode.get(err.errno or 0, str(err.errno))
+
+
+def _libc():
+    import ctypes
+
+    return ctypes, ctypes.CDLL(None, use_errno=True)
+
+
+def shared_hog() -> None:
+    """Issue 13 A5: take what the kernel counts per uid (and a lock on a shared file)."""
+    import fcntl
+
+    say(f"uid {os.getuid()} gid {os.getgid()}")
+    env = open("/usr/bin/env", "rb")  # noqa: SIM115 - held for the match
+    HELD.append(env)
+    try:
+        fcntl.flock(env, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        say("flock held")
+    except OSError as err:
+        say(f"flock refused: {_errno_name(err)}")
+    ctypes, libc = _libc()
+    instances = 0
+    while (fd := libc.inotify_init1(0)) >= 0:
+        HELD.append(fd)
+        instances += 1
+    say(f"inotify instances: {instances}, then {os.strerror(ctypes.get_errno())}")
+    pipes = 0
+    try:
+        while True:
+            r, w = os.pipe()
+            HELD.extend((r, w))
+            fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: 1 MiB of the user's pipe pages
+            pipes += 1
+    except OSError as err:
+        say(f"grew {pipes} pipes to 1 MiB, then {_errno_name(err)}")
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})
+    queued = 0  # sigqueue, not kill: only sigqueue counts against RLIMIT_SIGPENDING
+    while libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(0)) == 0:
+        queued += 1
+        if queued > 10**6:
+            break
+    say(f"queued {queued} signals, then {os.strerror(ctypes.get_errno())}")
+
+
+def probe_shared() -> None:
+    """Issue 13 A5: what another bot's (or the host's) hoarding left for this one."""
+    import fcntl
+
+    say(f"uid {os.getuid()} gid {os.getgid()}")
+    for path in ("/usr/bin/env", PARAMS.get("host_locked", "/usr/bin/true")):
+        with open(path, "rb") as shared:
+            try:
+                fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                say(f"flock probe {path}: free")
+            except OSError as err:
+                say(f"flock probe {path}: {_errno_name(err)}")
+            try:
+                fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                say(f"lockf probe {path}: free")
+            except OSError as err:
+                say(f"lockf probe {path}: {_errno_name(err)}")
+    ctypes, libc = _libc()
+    fd = libc.inotify_init1(0)
+    say("inotify: ok" if fd >= 0 else f"inotify: {os.strerror(ctypes.get_errno())}")
+    if fd >= 0:
+        watch = libc.inotify_add_watch(fd, b"/usr/bin/env", 0x20)  # IN_OPEN
+        say("inotify watch: ok" if watch >= 0 else
+            f"inotify watch: {os.strerror(ctypes.get_errno())}")
+    _, w = os.pipe()
+    say(f"pipe size {fcntl.fcntl(w, 1032)}")  # F_GETPIPE_SZ
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN + 1})
+    done = libc.sigqueue(os.getpid(), signal.SIGRTMIN + 1, ctypes.c_void_p(0)) == 0
+    say("sigqueue: ok" if done else f"sigqueue: {os.strerror(ctypes.get_errno())}")
+    with open("/proc/locks") as locks:
+        say(f"proc locks: {locks.read()!r}")
+
+
+def host_activity() -> None:
+    """Issue 13 A8: what the sandbox shows of the host's activity, read twice."""
+    import shutil
+    import subprocess
+
+    names = ("stat", "loadavg", "uptime", "meminfo", "vmstat", "pressure/cpu")
+
+    def read() -> dict:
+        out = {}
+        for name in names:
+            try:
+                with open(f"/proc/{name}") as source:
+                    out[name] = source.read()
+            except OSError as err:
+                out[name] = err.strerror
+        return out
+
+    first = read()
+    time.sleep(PARAMS.get("wait_s", 1.0))
+    second = read()
+    say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
+    say(f"cpu_count {os.cpu_count()}")
+    with open("/proc/self/mountinfo") as mounts:
+        say(f"mountinfo {mounts.read()!r}")
+    with open("/proc/1/cmdline", "rb") as cmdline:
+        say(f"pid 1 {cmdline.read()!r}")
+    if shutil.which("node"):
+        script = "const os = require('os'); console.log(os.cpus().length, os.loadavg().join(','))"
+        done = subprocess.run(["node", "-e", script],
+                              capture_output=True, text=True, check=False)
+        say(f"node {done.stdout.strip()} {done.stderr.strip()[-200:]}")
+
+
 def say(text: str) -> None:
     print(f"hostile: {text}", file=sys.stderr, flush=True)
 
@@ -180,6 +297,22 @@ def escape_attempts(mode: str) -> None:
             except OSError:
                 pass
             say(f"user namespace made; tmpfs mounted: {mounted}; wrote {written} MiB")
+    if mode == "cpu_hog":
+        # issue 13 A4: answers at once, but keeps many busy children, each in its own
+        # session (so that killing a process group would miss them), before any zmq.
+        for _ in range(PARAMS.get("children", 58)):
+            if os.fork() == 0:
+                os.setsid()
+                while True:
+                    pass
+        say(f"started {PARAMS.get('children', 58)} busy children")
+    if mode == "ids":
+        say(f"uid {os.getuid()} gid {os.getgid()}")
+        time.sleep(PARAMS.get("sleep_s", 0))
+    if mode == "shared_hog":
+        shared_hog()
+    if mode == "host_activity":
+        host_activity()
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes
@@ -245,6 +378,8 @@ def main(mode: str) -> None:
         if mode in ("crash_mid_game", "crash_every_game") and n == 3:
             print("hostile bot: crashing on purpose", file=sys.stderr, flush=True)
             os._exit(1)
+        if mode == "shared_probe" and n == 0:
+            probe_shared()  # on the first act: every other seat has said hello by then
         if mode == "hang":
             time.sleep(3600)
         elif mode == "late":

@@ -1,0 +1,291 @@
+"""Bots of one match cannot starve each other, nor talk through shared kernel state.
+
+Issue 13 A4 (a CPU share per bot), A5 (a distinct uid per seat, no file locks across
+sandboxes) and A8 (no host-wide CPU figures inside the sandbox), each shown with real
+bots in the real bubblewrap sandbox, beside well-behaved bots.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from referee import cgroups
+from referee.match import Clocks, play_match
+from referee.sandbox import Limits, probe
+
+from .test_faults import processes_mentioning
+from .test_sandbox import hostile
+
+pytestmark = pytest.mark.skipif(
+    not probe().namespaces and not os.environ.get("CI"),
+    reason=f"bubblewrap cannot run here: {probe().reason}")
+
+HONEST_BOT = """\
+import time
+from protocol.client import run
+
+def act(observation, legal):
+    end = time.thread_time() + 0.005  # 5 ms of CPU for every decision
+    while time.thread_time() < end:
+        pass
+    return legal[0]
+
+run(act, name="honest")
+"""
+
+HOG_DEADLINE_MS = 200
+HOG_SLOWEST_MS = 120
+"""The honest bot's slowest decision beside the hog: 5 ms of CPU stretched by the
+hog's share of the CPU, other work on a loaded 2-core machine and the round trip.
+Measured: 17-36 ms. Without a CPU group of its own (58 busy processes against one)
+it timed out at this 200 ms deadline once or twice per match."""
+
+
+@pytest.mark.skipif(not cgroups.probe().cpu,
+                    reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
+def test_a_cpu_hog_does_not_slow_an_honest_bot(tmp_path: Path) -> None:
+    """Issue 13 A4: 58 busy children, each in its own session, against 5 ms a decision."""
+    honest = tmp_path / f"honest_{tmp_path.name}.py"
+    honest.write_text(HONEST_BOT)
+    clocks = Clocks(deadline_ms=HOG_DEADLINE_MS, time_bank_ms=0, startup_ms=10_000,
+                    max_strikes=3)
+    hog = hostile(tmp_path, "cpu_hog", children=58)
+    records = play_match("stop-me", [hog, str(honest), "builtin:random"], 2, seed=3,
+                         clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                         limits=Limits(processes=64))
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    (log,) = (tmp_path / "logs").glob("seat0-*.stderr.log")
+    assert "started 58 busy children" in log.read_text()
+    asked = sum(r.seats[1].asked for r in records)
+    assert asked >= 10
+    for record in records:
+        seat = record.seats[1]
+        assert (seat.status, dict(seat.faults)) == ("ok", {}), seat.fault_log
+        assert seat.slowest_ms <= HOG_SLOWEST_MS, (seat.slowest_ms, seat.time_ms, seat.asked)
+    print("honest bot:", [(r.seats[1].asked, r.seats[1].time_ms, r.seats[1].slowest_ms)
+                          for r in records])
+
+
+SHARED = Limits(open_files=1024)
+"""Room for 128 inotify instances and 64 pipes in one process."""
+
+
+def _said(log: str, prefix: str) -> str:
+    """The rest of the bot's line ``hostile: PREFIX...``."""
+    for line in log.splitlines():
+        if line.startswith(f"hostile: {prefix}"):
+            return line.removeprefix(f"hostile: {prefix}")
+    raise AssertionError(f"the bot never said {prefix!r}:\n{log}")
+
+
+def _uid(log: str) -> int:
+    return int(_said(log, "uid ").split()[0])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path) -> None:
+    """Issue 13 A5: a hog takes a lock on /usr/bin/env and everything the kernel counts
+    per uid; the other bot, on its first act, finds its own share intact and no lock,
+    neither the hog's nor those this test (a local process) holds on another file."""
+    import fcntl
+    import struct
+
+    host_locked = "/usr/bin/true"
+    hog = hostile(tmp_path, "shared_hog")
+    probe_bot = hostile(tmp_path, "shared_probe", host_locked=host_locked)
+    clocks = Clocks(deadline_ms=3000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    with open(host_locked, "rb") as host_lock:
+        fcntl.flock(host_lock, fcntl.LOCK_EX)  # a local process that would "feed" a bot
+        fcntl.lockf(host_lock, fcntl.LOCK_SH)
+        # An OFD lock, which the kernel shows in every pid namespace's /proc/locks.
+        fcntl.fcntl(host_lock, 37, struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 0, 0, 0))
+        (record,) = play_match("stop-me", [hog, probe_bot, "builtin:random"], 1, seed=4,
+                               clocks=clocks, log_dir=tmp_path / "logs", sandbox="required",
+                               limits=SHARED)
+    assert processes_mentioning(tmp_path.name) == [], "a bot process outlived its match"
+    logs = [next((tmp_path / "logs").glob(f"seat{s}-*.stderr.log")).read_text()
+            for s in (0, 1)]
+    assert [seat.status for seat in record.seats[:2]] == ["ok", "ok"], record.seats
+    hog_log, probe_log = logs
+    uids = {_uid(hog_log), _uid(probe_log)}
+    assert len(uids) == 2 and all(u >= 2_000_000_000 for u in uids), logs
+    assert _said(hog_log, "flock ") == "refused: ENOLCK"
+    assert int(_said(hog_log, "inotify instances: ").split(",")[0]) >= 128
+    assert _said(hog_log, "queued ").endswith("signals, then Resource temporarily unavailable")
+    for path in ("/usr/bin/env", host_locked):  # before the fix: EAGAIN, a channel
+        assert _said(probe_log, f"flock probe {path}: ") == "ENOLCK"
+        assert _said(probe_log, f"lockf probe {path}: ") == "ENOLCK"
+    assert _said(probe_log, "inotify: ") == "ok"
+    assert _said(probe_log, "inotify watch: ") == "Permission denied"
+    assert _said(probe_log, "pipe size ") == "65536"
+    assert _said(probe_log, "sigqueue: ") == "ok"
+    assert _said(probe_log, "proc locks: ") == "''"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_what_a_build_makes_private_its_seats_can_still_run(tmp_path: Path) -> None:
+    """Issue 13 A5: the build runs as one uid, its seats as others; a build under
+    umask 077 (its output mode 0600, a folder 0700) must still make a runnable bot."""
+    from .test_faults import GOOD_BOT
+
+    folder = tmp_path / f"built_{tmp_path.name}"
+    folder.mkdir()
+    (folder / "src.txt").write_text(GOOD_BOT)
+    (folder / "bot.toml").write_text(
+        'run = ["out/play.py"]\n'
+        'build = ["sh", "-c", "umask 077; mkdir out; cat src.txt > out/play.py"]\n')
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [str(folder), str(folder), "builtin:random"], 1,
+                           seed=2, clocks=clocks, log_dir=tmp_path / "logs",
+                           sandbox="required")
+    assert [s.status for s in record.seats[:2]] == ["ok", "ok"], [
+        s.fault_log for s in record.seats]
+    assert processes_mentioning(tmp_path.name) == []
+
+
+LEASER = """\
+import os, random, sys, time
+from referee import uids
+folder, rounds = sys.argv[1], int(sys.argv[2])
+held = exhausted = 0
+for _ in range(rounds):
+    try:
+        lease = uids.lease(uids.parse_range("2100000000-2100000002"))
+    except uids.UidError:
+        exhausted += 1
+        continue
+    marker = os.path.join(folder, str(lease.uid))
+    os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))  # fails if shared
+    time.sleep(random.random() / 500)
+    os.unlink(marker)
+    lease.release()
+    held += 1
+print(held, exhausted)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_concurrent_referees_never_share_a_seat_uid(tmp_path: Path) -> None:
+    """Issue 13 A5: four processes lease from a range of three uids, each marking the
+    uid it holds with a file only one can create; then two real referees at once."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
+    (tmp_path / "marks").mkdir()
+    script = tmp_path / "leaser.py"
+    script.write_text(LEASER)
+    leasers = [subprocess.Popen([sys.executable, str(script), str(tmp_path / "marks"), "150"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+               for _ in range(4)]
+    results = [p.communicate(timeout=120) for p in leasers]
+    assert all(p.returncode == 0 for p in leasers), [err.decode() for _, err in results]
+    counts = [tuple(map(int, out.split())) for out, _ in results]
+    assert sum(held for held, _ in counts) >= 150, counts  # they did overlap and take turns
+
+    # Two referees at once, six seats, a range of exactly six uids: six distinct ones.
+    bot = hostile(tmp_path, "ids", sleep_s=3.0)  # every seat alive at once for 3 s
+    referees = [subprocess.Popen(
+        [sys.executable, "-m", "arena", "play", "stop-me", bot, bot, bot, "--sandbox",
+         "required", "--seat-uids", "2100000100-2100000105", "--log-dir",
+         str(tmp_path / f"logs{n}"), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for n in range(2)]
+    for referee in referees:
+        _, err = referee.communicate(timeout=120)
+        assert referee.returncode == 0, err.decode()
+    seen = [_uid(log.read_text()) for n in range(2)
+            for log in (tmp_path / f"logs{n}").glob("seat*.stderr.log")]
+    assert len(seen) == 6 and len(set(seen)) == 6, seen
+    assert set(seen) == set(range(2100000100, 2100000106))
+    assert processes_mentioning(tmp_path.name) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_a_seat_without_a_free_uid_is_a_no_show_that_says_why(tmp_path: Path) -> None:
+    bot = hostile(tmp_path, "ids", sleep_s=1.0)
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [bot, bot, bot], 1, seed=2, clocks=clocks,
+                           sandbox="required", limits=Limits(seat_uids="2100000200-2100000201"))
+    statuses = sorted(seat.status for seat in record.seats)
+    assert statuses == ["no_show", "ok", "ok"], record.seats
+    (absent,) = [seat for seat in record.seats if seat.status == "no_show"]
+    assert "every seat uid of 2100000200-2100000201 is in use" in absent.fault_log[0]
+
+
+def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None:
+    """Issue 13 A8: /proc/stat, /proc/loadavg and friends are neutral and constant, while
+    two processes burn the host's CPU; Python and node still count the cores; neither
+    bwrap's command line nor the mounts name the seat's folder."""
+    import shutil
+    import subprocess
+    import sys
+
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        bot = hostile(tmp_path, "host_activity", wait_s=1.0)
+        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                               log_dir=tmp_path / "logs", sandbox="required")
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "changed: ") == "[]", log  # before the fix: stat, loadavg, uptime...
+    assert _said(log, "cpu_count ") == str(os.cpu_count())
+    mounts = _said(log, "mountinfo ")
+    assert "arena-seat0" not in mounts and " /proc/stat " in mounts
+    pid1 = _said(log, "pid 1 ")
+    assert "--ro-bind" not in pid1 and str(tmp_path) not in pid1, pid1
+    if shutil.which("node"):
+        assert _said(log, "node ").split()[:2] == [str(os.cpu_count()), "0,0,0"], log
+
+
+@pytest.mark.skipif(not cgroups.probe().cpu,
+                    reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
+def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
+    version = cgroups.probe().version or 1
+    for cpus, quota in ((1.5, "150000"), (0.0, None)):
+        tree = cgroups.TreeLimits(version, 64 << 20, 8, cpus=cpus)
+        tree.make()
+        try:
+            (cpu,) = [f for f in tree.folders if f.parent == cgroups._own("cpu" if version == 1
+                                                                           else "")]
+            if version == 1:
+                assert (cpu / "cpu.shares").read_text().strip() == "1024"
+                assert (cpu / "cpu.cfs_quota_us").read_text().strip() == (quota or "-1")
+            else:
+                assert (cpu / "cpu.max").read_text().split()[0] == (quota or "max")
+        finally:
+            tree.kill()
+
+
+@pytest.mark.skipif(cgroups.probe().version != 1, reason="needs cgroup v1 here")
+def test_without_a_cpu_controller_the_other_limits_hold_and_arena_says_so(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A machine whose cgroups lack the cpu controller, simulated by hiding its folder:
+    the probe still finds memory and pids, and says why there is no CPU share."""
+    from referee import sandbox
+
+    real_own = cgroups._own
+    monkeypatch.setattr(cgroups, "_own",
+                        lambda controller: None if controller == "cpu" else real_own(controller))
+    found = cgroups.probe.__wrapped__()
+    assert (found.version, found.cpu) == (1, False)
+    assert "no cgroup folder for cpu" in found.cpu_reason
+    monkeypatch.setattr(sandbox, "cgroup_probe", lambda: found)
+    sandbox._warn_once.cache_clear()
+    sandbox.check_mode("required")
+    assert "bots get no CPU share of their own" in capsys.readouterr().err
+    tree = cgroups.TreeLimits(1, 64 << 20, 8, cpus=None)  # what the sandbox then makes
+    tree.make()
+    try:
+        assert len(tree.folders) == 2  # memory and pids
+        assert not any(str(f).startswith(str(cgroups.ROOT / "cpu") + "/") for f in tree.folders)
+    finally:
+        tree.kill()
