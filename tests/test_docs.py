@@ -46,7 +46,7 @@ CODE = {"python", "sh", "javascript", "c", "perl"}
 DATA = {"json", "toml", "text"}
 FLAGS = {"run", "no-run", "result"}
 FENCE = re.compile(r"^(?P<indent>[ ]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ ]*$",
-                   re.M | re.S)
+                   re.MULTILINE | re.DOTALL)
 SHELL_TIMEOUT_S = 600  # a loaded machine; the slowest block (a tournament) takes ~40 s
 
 
@@ -136,7 +136,7 @@ def run_python(block: Block, namespace: dict[str, Any]) -> Any:
     exec(compile(tree, block.where, "exec"), namespace)  # noqa: S102 - the docs' own examples
     if last is None:
         return None
-    return eval(compile(ast.Expression(last.value), block.where, "eval"), namespace)  # noqa: S307
+    return eval(compile(ast.Expression(last.value), block.where, "eval"), namespace)
 
 
 def shell_commands(block: Block) -> list[tuple[str, str | None]]:
@@ -165,7 +165,8 @@ def shell_commands(block: Block) -> list[tuple[str, str | None]]:
 def run_shell(block: Block, folder: Path) -> None:
     """Run each command of a ``sh run`` block; it must exit 0 (and show its output's line)."""
     for command, shown in shell_commands(block):
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=folder,
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], check=False,
+                              cwd=folder,
                               env=environment(folder), capture_output=True, text=True,
                               timeout=SHELL_TIMEOUT_S, stdin=subprocess.DEVNULL)
         assert done.returncode == 0, (
@@ -180,7 +181,8 @@ def bot_check(block: Block, bot: Path, folder: Path) -> None:
     """``arena bot check`` on a bot the docs show in full: it must pass."""
     game = block.attrs["bot"]
     done = subprocess.run([sys.executable, "-m", "arena", "bot", "check", str(bot),
-                           "--game", game, "--json"], cwd=folder, env=environment(folder),
+                           "--game", game, "--json"], check=False, cwd=folder,
+                          env=environment(folder),
                           capture_output=True, text=True, timeout=SHELL_TIMEOUT_S,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 0, (
