@@ -8,6 +8,9 @@ seed their own generators, so the results are the same on every run.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -119,3 +122,38 @@ def test_the_bots_use_only_the_sdk_and_the_standard_library(bot: str) -> None:
     assert not any(m.startswith("referee") and not m.startswith("referee.games")
                    for m in modules), modules
     assert ast.get_docstring(tree), "a model bot explains its strategy in its docstring"
+
+
+# -------------------------------------------------------------------- starters
+STARTERS = {"stop-me": "stop_me_starter.py", "dagens-brott": "dagens_brott_starter.py",
+            "stand-and-deliver": "stand_and_deliver_starter.py"}
+
+
+@pytest.mark.parametrize("game", sorted(STARTERS))
+def test_each_starter_passes_the_bot_check(game: str, tmp_path: Path) -> None:
+    """issue 13 B7: a starter of about 20 lines per game is a complete bot that plays
+    legal moves; `arena bot check` (the real command, the real sandbox) passes it."""
+    starter = ROOT / "bots" / "starters" / STARTERS[game]
+    source = starter.read_text(encoding="utf-8")
+    after_docstring = ast.parse(source).body[1].lineno - 1
+    code = [line for line in source.splitlines()[after_docstring:] if line.strip()]
+    assert len(code) <= 25, f"{starter.name}: {len(code)} lines; a starter stays short"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "arena", "bot", "check", str(starter),
+                           "--game", game, "--json", "--games", "3"], check=False, cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["passed"], (report["problems"], done.stderr[-2000:])
+    assert all(seat["status"] == "ok" and not seat["fault_log"]
+               for g in report["games"] for seat in g["seats"][:1])
+
+
+@pytest.mark.parametrize("game", sorted(STARTERS))
+def test_the_sdk_section_and_each_game_page_link_the_bots(game: str) -> None:
+    """issue 13 B7: the SDK section and the game's page name its example bot and starter."""
+    page = (ROOT / "docs" / "games" / f"{game}.md").read_text(encoding="utf-8")
+    sdk = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    example = f"bots/{game.replace('-', '_')}_bot.py"
+    starter = f"bots/starters/{STARTERS[game]}"
+    for text, where in ((page, f"docs/games/{game}.md"), (sdk, "docs/protocol.md")):
+        assert example in text and starter in text, (where, example, starter)
