@@ -8,14 +8,18 @@ seed their own generators, so the results are the same on every run.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from arena.schedule import make_schedule
 from referee.match import Clocks, play_match
 from referee.records import GameRecord
 
@@ -157,3 +161,49 @@ def test_the_sdk_section_and_each_game_page_link_the_bots(game: str) -> None:
     starter = f"bots/starters/{STARTERS[game]}"
     for text, where in ((page, f"docs/games/{game}.md"), (sdk, "docs/protocol.md")):
         assert example in text and starter in text, (where, example, starter)
+
+
+# ---------------------------------------------------------------- mirror fields
+def mirror_round_robin(game: str, bot: str, games_per_seating: int, seed: int,
+                       folder: Path) -> list[float]:
+    """issue 13 B9: a round-robin of the bot, a copy of it, and two builtin:random,
+    three seats a game, as `arena tournament run --duplicate` schedules it (every
+    3-subset in every rotation, the rotations sharing their deals), each match a
+    real referee match with the bots as sandboxed processes. Returns each
+    entrant's mean score, in the order bot, copy, random, random."""
+    copy = folder / f"copy_of_{Path(bot).name}"
+    shutil.copyfile(bot, copy)
+    entrants = [bot, str(copy), "builtin:random", "builtin:random"]
+    scores: list[list[float]] = [[] for _ in entrants]
+    schedule = make_schedule(range(len(entrants)), 3, games_per_seating, True,
+                             "round-robin", seed)
+    for _, games in itertools.groupby(schedule, key=lambda g: g.match):
+        first, *rest = list(games)
+        records = play_match(game, [entrants[e] for e in first.seating], 1 + len(rest),
+                             first.seed, clocks=CLOCKS, log_dir=folder / f"m{first.match}")
+        for record in records:
+            assert not record.void, record.error
+            for position, entrant in enumerate(first.seating):
+                if entrant < 2:
+                    assert record.seats[position].status == "ok", record.seats[position]
+                scores[entrant].append(record.seats[position].score)
+    return [statistics.mean(s) for s in scores]
+
+
+MIRRORS = {
+    # game: (bot, games per seating, the least ratio of a copy's mean score to a random's)
+    "dagens-brott": (DAGENS_BROTT_BOT, 2, 1.5),
+    "stand-and-deliver": (STAND_AND_DELIVER_BOT, 2, 2.0),
+}
+
+
+@pytest.mark.parametrize("game", sorted(MIRRORS))
+def test_the_bot_beats_random_in_a_field_with_a_copy_of_itself(game: str,
+                                                                tmp_path: Path) -> None:
+    """issue 13 B9: both copies of the example bot score more than both builtin:random
+    in a three-seat round-robin of the bot, a copy and two random bots (the figures
+    measured are in the docstring of MIRROR_FIGURES)."""
+    bot, games_per_seating, ratio = MIRRORS[game]
+    means = mirror_round_robin(game, bot, games_per_seating, 11, tmp_path)
+    copies, randoms = means[:2], means[2:]
+    assert min(copies) >= ratio * max(randoms), means
