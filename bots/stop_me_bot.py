@@ -32,9 +32,9 @@ rules it relies on are in docs/games/stop-me.md; the strategy, in three parts:
    alike STOP the same gangster, and two STOPs capture nothing: in a field with a
    copy of this bot, two random bots used to finish first and second (issue 13
    B9). So the bot watches the reveals for seats that played STOP on a gangster
-   it STOPped too. Those "look-alikes" and the bot take turns: in round r the
-   look-alike group, in seat order, is led by its member number r mod (group
-   size). The leader plays the look-ahead; the others mix, playing STOP with
+   it STOPped too. Those "look-alikes" and the bot take turns: in round r, whose
+   first gangster is g, the look-alike group, in seat order, is led by its
+   member number (r + g) mod (group size). The leader plays the look-ahead; the others mix, playing STOP with
    probability one half at each chance, which keeps their STOP off the leader's
    target half of the time while still taking what the leader leaves. The
    reveals are public, so every member of the group agrees on who leads.
@@ -142,9 +142,14 @@ class StopMeBot:
         return found
 
     def leads(self, view: dict[str, Any]) -> bool:
-        """Whether this seat leads its look-alike group this round (strategy part 3)."""
+        """Whether this seat leads its look-alike group this round (strategy part 3).
+
+        The turn is drawn from public facts every member sees alike, the round and
+        the value of its first gangster, so that no seat of the group leads more
+        often than another."""
         group = sorted({view["seat"]} | self.look_alikes(view))
-        return group[view["round"] % len(group)] == view["seat"]
+        first = (view["reveals"] + view["table"])[0]["gangster"]
+        return group[(view["round"] + first) % len(group)] == view["seat"]
 
     def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
         self.last_view = view
