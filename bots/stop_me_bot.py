@@ -28,7 +28,18 @@ rules it relies on are in docs/games/stop-me.md; the strategy, in three parts:
    captured the 10), so STOP on the 1 is chosen when the 10 is likely to be
    taken by someone else.
 
-3. **Determinism.** The generator is seeded from the seat and the game, so a
+3. **Taking turns with a look-alike (a mixed strategy).** Two seats that reason
+   alike STOP the same gangster, and two STOPs capture nothing: in a field with a
+   copy of this bot, two random bots used to finish first and second (issue 13
+   B9). So the bot watches the reveals for seats that played STOP on a gangster
+   it STOPped too. Those "look-alikes" and the bot take turns: in round r, whose
+   first gangster is g, the look-alike group, in seat order, is led by its
+   member number (r + g) mod (group size). The leader plays the look-ahead; the others mix, playing STOP with
+   probability one half at each chance, which keeps their STOP off the leader's
+   target half of the time while still taking what the leader leaves. The
+   reveals are public, so every member of the group agrees on who leads.
+
+4. **Determinism.** The generator is seeded from the seat and the game, so a
    match replays identically. (A decision stops simulating early only if it has
    used a quarter of its deadline, which happens only on a badly overloaded
    machine.)
@@ -97,6 +108,7 @@ class StopMeBot:
         self.budget_s = 0.25  # a quarter of the deadline; set from the start message
         self.past = OpponentModel()       # rounds of the games already finished
         self.last_view: dict[str, Any] | None = None
+        self.past_look_alikes: set[int] = set()  # by seat; a match keeps its seats
         self.rng = random.Random(0)
 
     # ----------------------------------------------------------- SDK hooks
@@ -111,16 +123,40 @@ class StopMeBot:
         if self.last_view is not None:
             for past_round in self.last_view.get("history", []):
                 self.past.add_round(past_round["reveals"], self.last_view["seat"], self._go_cards())
+            self.past_look_alikes = self.look_alikes(self.last_view)
             self.last_view = None
 
     def _go_cards(self) -> int:
         return int(self.options.get("go_cards", 4))
 
     # -------------------------------------------------------------- deciding
+    def look_alikes(self, view: dict[str, Any]) -> set[int]:
+        """Seats that played STOP on a gangster this seat STOPped too: in this game
+        (its reveals, public) or in the match's earlier games."""
+        me = view["seat"]
+        found = set(self.past_look_alikes)
+        for reveals in [r["reveals"] for r in view["history"]] + [view["reveals"]]:
+            for reveal in reveals:
+                if reveal["cards"][me] == STOP:
+                    found |= {s for s, c in enumerate(reveal["cards"]) if s != me and c == STOP}
+        return found
+
+    def leads(self, view: dict[str, Any]) -> bool:
+        """Whether this seat leads its look-alike group this round (strategy part 3).
+
+        The turn is drawn from public facts every member sees alike, the round and
+        the value of its first gangster, so that no seat of the group leads more
+        often than another."""
+        group = sorted({view["seat"]} | self.look_alikes(view))
+        first = (view["reveals"] + view["table"])[0]["gangster"]
+        return group[(view["round"] + first) % len(group)] == view["seat"]
+
     def act(self, view: dict[str, Any], legal: list[Any]) -> Any:
         self.last_view = view
         if STOP not in legal:
             return GO  # nothing to decide
+        if not self.leads(view):
+            return STOP if self.rng.random() < 0.5 else GO  # mix: see strategy part 3
         me, players, go_cards = view["seat"], view["players"], self._go_cards()
         values = sorted(self.options.get("gangsters", range(1, 11)))
         # Learn: this game's finished rounds, and this round's failed arrests.

@@ -14,8 +14,8 @@ D3 escape (the winner, whenever police were laid). Actions: ``"pass"``,
 ``{"lay": CARD}``, ``"police"``, ``"no_police"``, ``"escape"``, ``"no_escape"``. Card
 ids and the component data are in :mod:`referee.games.dagens_brott_cards`.
 
-RULES.md C3 (timing): who is asked depends only on public information, never on
-hidden cards, so the time to a seat's next ``act`` tells it nothing. A seat whose
+RULES.md C3 (timing), as 3.5 T2 and 3.7 spell out for this game (amended in turn
+2): who is asked depends only on public information, never on hidden cards, so the time to a seat's next ``act`` tells it nothing. A seat whose
 move is forced by its hidden hand is asked all the same, with a one-action legal
 list: ``["pass"]`` on its turn without a card of the criminal or a joker,
 ``["no_police"]`` in the police window without a police card, ``["no_escape"]`` in

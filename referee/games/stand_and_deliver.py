@@ -302,7 +302,8 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         return bool(self.hand[seat])
 
     def _do_D1(self, pending: dict[str, Any], actions: dict[int, Action]) -> None:
-        """Step 2: spyglass peeks privately (its target is public); surgeon heals publicly."""
+        """Step 2: spyglass peeks privately, its target public (RULES.md 4.9, ruled in
+        turn 2); surgeon heals publicly."""
         for p in pending["seats"]:
             action = actions[p]
             if action == SURGEON:
