@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import gate
 from .botfiles import BotFileLimits, copy_tree, tree_size
 from .errors import BotSpecError
 from .programs import BotProgram, moved
@@ -33,9 +34,6 @@ TAIL_BYTES = 16 * 1024
 SHOWN_CHARS = 2000
 """Of that tail, what an error quotes."""
 
-# The gate: one line on stdin once the process is in its cgroups. A failed read (the
-# referee died) ends it instead of running the build (issue 13 A10).
-_GATE = 'read -r _ || exit 1; exec "$@"'
 # Inside the sandbox: copy the bot in, build with stdout joined to stderr and no stdin,
 # report, then wait until the referee has copied the result out.
 _STEP = (f'cp -PR {BUILD_SOURCE}/. {BOT_ROOT}/ || {{ echo "arena: the bot\'s files do not '
@@ -97,26 +95,16 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
                         build_bytes=size)
     else:
         argv = box.argv(["/bin/sh", "-c", _BARE_STEP, "arena-build", *program.build])
-    gate = box.uses_cgroups
-    if gate:
-        argv = ["/bin/sh", "-c", _GATE, "arena-gate", *argv]
     what = f"bot {program.name!r}: build {' '.join(program.build)!r}"
     try:
-        proc = subprocess.Popen(argv, cwd=program.path, env=box.env({}),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        # Gated until inside its cgroups, and dying with this process, as a bot is (A10).
+        proc = gate.start(box, argv, cwd=str(program.path), env=box.env({}),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, keep_stdin=True)
     except OSError as err:
         raise BotSpecError(f"{what} could not start: {err.strerror}") from None
     assert proc.stdin and proc.stdout and proc.stderr
     tail = _Tail()
     try:
-        if gate:
-            box.enter_cgroups(proc.pid)
-        try:
-            proc.stdin.write(b"go\n" if gate else b"")
-            proc.stdin.flush()
-        except BrokenPipeError:
-            pass
         status = _wait(proc, tail, time.monotonic() + timeout_s)
         if status is None:
             raise BotSpecError(f"{what} took over {timeout_s:.0f} s; its output ends with:\n"
