@@ -22,7 +22,7 @@ import pytest
 
 from referee import cgroups, scratch
 
-from .test_faults import _processes_mentioning, bot_file, processes_mentioning
+from .test_faults import GOOD_BOT, _processes_mentioning, bot_file, processes_mentioning
 
 DELAYS_MS = range(0, 63, 3)
 """Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
@@ -82,6 +82,15 @@ def wait_gone(pids: set[int], timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
+def kill9(leader: subprocess.Popen[bytes]) -> None:
+    """`kill -9` of ``leader``'s whole process group, then wait until every process of
+    it has ended (a killed one takes a moment to exit)."""
+    group = _group_members(leader.pid)
+    os.killpg(leader.pid, signal.SIGKILL)
+    leader.wait(30)
+    wait_gone(group)
+
+
 def kill_survivors(marker: str) -> None:
     """Whatever a failed test leaves running is killed, not left on the machine."""
     for pid in _processes_mentioning(marker):
@@ -101,10 +110,7 @@ def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> N
             killed.add(referee.pid)
             wait_for_a_bot_start(referee)
             time.sleep(delay_ms / 1000)
-            group = _group_members(referee.pid)
-            os.killpg(referee.pid, signal.SIGKILL)
-            referee.wait(30)
-            wait_gone(group)
+            kill9(referee)
         survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
         assert survivors == [], f"{len(survivors)} bot processes outlived their referee"
         folders, _ = leftovers(killed)
@@ -129,10 +135,7 @@ def test_the_sweep_spares_a_live_referee(tmp_path: Path) -> None:
                 len(leftovers({dead.pid})[0]) < 3 or len(leftovers({live.pid})[0]) < 3):
             time.sleep(0.05)  # each: its match folder and two seat folders
         time.sleep(0.5)
-        group = _group_members(dead.pid)
-        os.killpg(dead.pid, signal.SIGKILL)
-        dead.wait(30)
-        wait_gone(group)
+        kill9(dead)
         before, left = leftovers({live.pid}), leftovers({dead.pid})[0]
         removed = scratch.sweep()
         cgroups.sweep_orphans.__wrapped__()
@@ -236,8 +239,7 @@ def _slow_builder(tmp_path: Path) -> Path:
     """A folder bot whose build sleeps for two minutes; its processes mention the test."""
     folder = tmp_path / f"slow_{tmp_path.name}"
     folder.mkdir()
-    (folder / "bot.py").write_text("from protocol.client import run\n"
-                                   "run(lambda observation, legal: legal[0], name='slow')\n")
+    (folder / "bot.py").write_text(GOOD_BOT)
     (folder / "build.py").write_text("import time\ntime.sleep(120)\n")
     (folder / "bot.toml").write_text(f'run = ["bot.py"]\nbuild = ["{sys.executable}", '
                                      f'"build.py", "{tmp_path.name}"]\n')
@@ -283,18 +285,14 @@ def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
             killed.add(organiser.pid)
             wait_for_a_build_start(organiser, moment)
             time.sleep(delay_ms / 1000)
-            group = _group_members(organiser.pid)
-            os.killpg(organiser.pid, signal.SIGKILL)
-            organiser.wait(30)
-            wait_gone(group)
+            kill9(organiser)
         survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
         assert survivors == [], f"{len(survivors)} build processes outlived `arena bot add`"
         staged = owned_by(killed, os.listdir(store))
         assert staged and leftovers(killed)[0], "the kills left no folder: nothing is tested"
         # The next run: an ordinary `arena bot add` sweeps what the dead left.
         good = tmp_path / "good.py"
-        good.write_text("from protocol.client import run\n"
-                        "run(lambda observation, legal: legal[0], name='good')\n")
+        good.write_text(GOOD_BOT)
         added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", "good", str(good),
                                 "--db", str(db), "--sandbox", "required"],
                                check=False, capture_output=True, text=True, timeout=300)
