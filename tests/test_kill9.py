@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,19 @@ from .test_faults import GOOD_BOT, _processes_mentioning, bot_file, processes_me
 
 DELAYS_MS = range(0, 63, 3)
 """Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
+
+
+@pytest.fixture(autouse=True)
+def private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A temp folder of each test's own, for this process and the referees it starts:
+    any arena process on the machine sweeps the dead's folders from /tmp, which would
+    take the evidence away. Short, as a seat's socket path must fit AF_UNIX's 108 bytes.
+    (It asks for ``tmp_path`` first, so that pytest's own folders stay where they were.)"""
+    temp = tempfile.mkdtemp(prefix="k9-")
+    monkeypatch.setenv("TMPDIR", temp)
+    monkeypatch.setattr(tempfile, "tempdir", temp)
+    yield temp
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def start_referee(*bots: str) -> subprocess.Popen[bytes]:
@@ -65,10 +79,9 @@ def owned_by(pids: set[int], names: list[str]) -> list[str]:
     return found
 
 
-def leftovers(pids: set[int], root: str | None = None) -> tuple[list[str], list[str]]:
-    """The temporary folders (in ``root``, by default the temp folder) and the cgroups of
-    the referees ``pids``."""
-    folders = owned_by(pids, os.listdir(root or tempfile.gettempdir()))
+def leftovers(pids: set[int]) -> tuple[list[str], list[str]]:
+    """The temporary folders and the cgroups of the referees ``pids``."""
+    folders = owned_by(pids, os.listdir(tempfile.gettempdir()))
     groups: list[str] = []
     for controller in ("memory", "pids", ""):
         own = cgroups._own(controller)
@@ -277,16 +290,12 @@ def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
     slow = _slow_builder(tmp_path)
     db = tmp_path / "arena.db"
     store = db.with_suffix(".bots")
-    # A temp folder of its own, as any arena process of the machine sweeps the dead's
-    # from /tmp; short, as a seat's socket path must fit AF_UNIX's 108 bytes.
-    temp = Path(tempfile.mkdtemp(prefix="k9-"))
-    env = {**os.environ, "TMPDIR": str(temp)}
     killed: set[int] = set()
     try:
         for moment, delay_ms in BUILD_KILLS:
             organiser = subprocess.Popen(
                 [sys.executable, "-m", "arena", "bot", "add", "slow", str(slow), "--db", str(db),
-                 "--sandbox", "required"], env=env,
+                 "--sandbox", "required"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
             killed.add(organiser.pid)
             wait_for_a_build_start(organiser, moment)
@@ -295,20 +304,17 @@ def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
         survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
         assert survivors == [], f"{len(survivors)} build processes outlived `arena bot add`"
         staged = owned_by(killed, os.listdir(store))
-        assert staged and leftovers(killed, str(temp))[0], \
-            "the kills left no folder: nothing is tested"
+        assert staged and leftovers(killed)[0], "the kills left no folder: nothing is tested"
         # The next run: an ordinary `arena bot add` sweeps what the dead left.
         good = tmp_path / "good.py"
         good.write_text(GOOD_BOT)
         added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", "good", str(good),
-                                "--db", str(db), "--sandbox", "required"], env=env,
+                                "--db", str(db), "--sandbox", "required"],
                                check=False, capture_output=True, text=True, timeout=300)
         assert added.returncode == 0, added.stderr
-        assert leftovers(killed, str(temp)) == ([], []), \
-            "a dead `bot add`'s folders or groups stayed"
+        assert leftovers(killed) == ([], []), "a dead `bot add`'s folders or groups stayed"
         assert owned_by(killed, os.listdir(store)) == []
         assert sorted(os.listdir(store)) == ["good"], "a killed add left a bot folder"
         assert processes_mentioning(tmp_path.name) == []
     finally:
         kill_survivors(tmp_path.name)
-        shutil.rmtree(temp, ignore_errors=True)
