@@ -112,7 +112,11 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
         if status != "0":
             raise BotSpecError(f"{what} failed with exit status {status}:\n{tail.text()}")
         built = Path(tempfile.mkdtemp(dir=workdir, prefix="built-")) / "bot"
-        source = Path(_sandbox_root(proc.pid, box.tree.members() if box.tree else set()) + BOT_ROOT) if box.isolated else program.path
+        if box.isolated:
+            members = box.tree.members() if box.tree else set()
+            source = Path(_sandbox_root(proc.pid, members) + BOT_ROOT)
+        else:
+            source = program.path
         try:
             copy_tree(source, built, files)
         except BotSpecError as err:
