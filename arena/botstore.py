@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from multiprocessing.connection import wait
 from pathlib import Path
 
 from leaderboard.store import Store
+from referee import scratch
 from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash, copy_tree, inside
 from referee.errors import BotSpecError
 from referee.programs import build_program, load_program
@@ -39,7 +39,8 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
     ``shown`` is what errors call the bot (the author's path, for a copy of it)."""
     program = load_program(path)
     path = shown or path
-    with tempfile.TemporaryDirectory(prefix="arena-add-") as work:
+    # Named by its owner: the next referee removes it after a kill -9 (issue 13 A11).
+    with scratch.TemporaryDirectory("arena-add-") as work:
         program = build_program(program, Path(work), sandbox, limits)
         log = Path(work) / "stderr.log"
         seat = ProgramSeat(0, program, log, sandbox=sandbox, limits=limits)
@@ -85,21 +86,34 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     load_program(str(source), files)  # a clear error for a missing or unrunnable bot, first
     source = source.resolve()
     # An absolute path: a relative one would only work from the folder of this command.
-    folder = inside(store_folder(store.path.absolute()), name)
-    folder.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=folder, prefix=".incoming-"))
+    root = store_folder(store.path.absolute())
+    root.mkdir(parents=True, exist_ok=True)
+    # The copy is staged in a hidden folder named by its owner (no bot name starts with
+    # a dot), which the next `bot add` removes if this one is killed (issue 13 A11).
+    scratch.sweep(str(root))
+    folder = inside(root, name)
+    staging = Path(scratch.mkdtemp(".arena-incoming-", dir=str(root)))
     try:
         copy = inside(staging, source.name)
         copy_tree(source, copy, files)
         handshake(str(copy), sandbox, limits, shown=path)
         digest = content_hash(copy)
         target = inside(folder, digest[:16])
-        if not target.exists():
+        for _ in range(3):
+            if target.exists():
+                break
+            folder.mkdir(exist_ok=True)
             try:
                 os.replace(staging, target)  # appears whole or not at all
+            except FileNotFoundError:
+                continue  # a refused add of this name removed the empty folder meanwhile
             except OSError:
                 if not target.is_dir():  # else another `bot add` stored it meanwhile
                     raise
+            break
+        else:
+            raise BotSpecError(f"bot {name!r} could not be stored: its folder {folder} was "
+                               f"removed three times while it was being stored")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         try:

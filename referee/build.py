@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import gate
 from .botfiles import BotFileLimits, copy_tree, tree_size
 from .errors import BotSpecError, RefereeError
 from .programs import BotProgram, moved
@@ -33,9 +34,6 @@ TAIL_BYTES = 16 * 1024
 SHOWN_CHARS = 2000
 """Of that tail, what an error quotes."""
 
-# The gate: one line on stdin once the process is in its cgroups. A failed read (the
-# referee died) ends it instead of running the build (issue 13 A10).
-_GATE = 'read -r _ || exit 1; exec "$@"'
 # Inside the sandbox: copy the bot in, build with stdout joined to stderr and no stdin,
 # report, then wait until the referee has copied the result out.
 _STEP = (f'cp -PR {BUILD_SOURCE}/. {BOT_ROOT}/ || {{ echo "arena: the bot\'s files do not '
@@ -102,26 +100,16 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
     except RefereeError as err:  # no free seat uid, say (issue 13 A5)
         box.release()
         raise BotSpecError(f"{what} could not start: {err}") from None
-    gate = box.uses_cgroups
-    if gate:
-        argv = ["/bin/sh", "-c", _GATE, "arena-gate", *argv]
     try:
-        proc = subprocess.Popen(argv, cwd=program.path, env=box.env({}),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
+        # Gated until inside its cgroups, and dying with this process, as a bot is (A10).
+        proc = gate.start(box, argv, cwd=str(program.path), env=box.env({}),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, keep_stdin=True)
     except OSError as err:
         box.release()  # its uid lease (issue 13 A5)
         raise BotSpecError(f"{what} could not start: {err.strerror}") from None
     assert proc.stdin and proc.stdout and proc.stderr
     tail = _Tail()
     try:
-        if gate:
-            box.enter_cgroups(proc.pid)
-        try:
-            proc.stdin.write(b"go\n" if gate else b"")
-            proc.stdin.flush()
-        except BrokenPipeError:
-            pass
         status = _wait(proc, tail, time.monotonic() + timeout_s)
         if status is None:
             raise BotSpecError(f"{what} took over {timeout_s:.0f} s; its output ends with:\n"
@@ -129,7 +117,11 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
         if status != "0":
             raise BotSpecError(f"{what} failed with exit status {status}:\n{tail.text()}")
         built = Path(tempfile.mkdtemp(dir=workdir, prefix="built-")) / "bot"
-        source = Path(_sandbox_root(proc.pid, box.tree.members() if box.tree else set()) + BOT_ROOT) if box.isolated else program.path
+        if box.isolated:
+            members = box.tree.members() if box.tree else set()
+            source = Path(_sandbox_root(proc.pid, members) + BOT_ROOT)
+        else:
+            source = program.path
         try:
             copy_tree(source, built, files)
         except BotSpecError as err:

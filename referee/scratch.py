@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-_FOLDER = re.compile(r"arena-[a-z0-9]+-o(\d+)\.(\d+)-[A-Za-z0-9_]+")
+_FOLDER = re.compile(r"\.?arena-[a-z0-9]+-o(\d+)\.(\d+)-[A-Za-z0-9_]+")
 """A folder made by :func:`mkdtemp`: its prefix, its owner, mkdtemp's random part."""
 OWNER = re.compile(r"o(\d+)\.(\d+)")
 """An owner tag, as :func:`owner` writes it."""
@@ -63,16 +63,19 @@ def tag_alive(tag: str) -> bool | None:
     return owner_alive(int(found.group(1)), int(found.group(2)))
 
 
-def mkdtemp(prefix: str) -> str:
-    """Make a private (0700) temporary folder ``<prefix><owner>-<random>``.
+def mkdtemp(prefix: str, dir: str | None = None) -> str:
+    """Make a private (0700) temporary folder ``<prefix><owner>-<random>`` in ``dir``
+    (by default the temp folder).
 
     ``prefix`` is ``arena-`` and a word of lowercase letters and digits, then ``-``
-    (``arena-seat0-``, ``arena-match-``). The first call of a process sweeps first.
+    (``arena-seat0-``, ``arena-match-``), with a leading dot for a hidden one (the bot
+    store's ``.arena-incoming-``). The first call of a process sweeps the temp folder
+    first; a folder elsewhere is swept by its owner's code (:func:`sweep` with its root).
     """
-    if not re.fullmatch(r"arena-[a-z0-9]+-", prefix):
+    if not re.fullmatch(r"\.?arena-[a-z0-9]+-", prefix):
         raise ValueError(f"a scratch prefix must be 'arena-WORD-', not {prefix!r}")
     sweep_once()
-    return tempfile.mkdtemp(prefix=f"{prefix}{owner()}-")
+    return tempfile.mkdtemp(prefix=f"{prefix}{owner()}-", dir=dir)
 
 
 class TemporaryDirectory:

@@ -33,7 +33,6 @@ kind, into one report whose detail counts them: ``"x37: <the first one's detail>
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import faulthandler
 import hmac
@@ -56,7 +55,7 @@ from protocol import PROTOCOL_VERSION
 from protocol.codec import ProtocolError, decode_bot_message, encode
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 
-from . import zmtp
+from . import gate, zmtp
 from .errors import RefereeError
 from .reports import Reports
 from .sandbox import Limits, Sandbox
@@ -160,40 +159,20 @@ class Supervisor(ABC):
             self.report("exited", None, f"could not start the bot: {err}")
             raise SystemExit(0) from None
         stdio = spec.protocol == "stdio"
-        gate = sandbox.uses_cgroups
-        if gate:
-            # Hold the process at a gate (one line on its stdin) until it is inside its
-            # cgroups, so that not even its first fork escapes the limits. No line (the
-            # supervisor died first): no bot (issue 13 A10).
-            script = 'read -r _ || exit 1; exec "$@"'
-            argv = ["/bin/sh", "-c", script if stdio else f"{script} </dev/null",
-                    "arena-gate", *argv]
         err_r, err_w = os.pipe()
         try:
-            self.proc = subprocess.Popen(
-                argv, cwd=spec.cwd, env=env,
-                stdin=subprocess.PIPE if stdio or gate else subprocess.DEVNULL,
-                stdout=subprocess.PIPE if stdio else err_w, stderr=err_w,
-                start_new_session=True,  # its own process group, killed as a whole
-                # No thread runs yet in this forked process (the stderr sink starts after).
-                preexec_fn=_die_with(os.getpid()),  # noqa: PLW1509
-            )
+            # Gated until inside its cgroups, and dying with this supervisor (issue 13 A10).
+            # No thread runs yet in this forked process (the stderr sink starts after).
+            self.proc = gate.start(sandbox, argv, cwd=spec.cwd, env=env,
+                                   stdout=subprocess.PIPE if stdio else err_w, stderr=err_w,
+                                   keep_stdin=stdio)
         except OSError as err:
             os.close(err_r)
             os.close(err_w)
-            self.report("exited", None, f"could not start {argv[0]!r}: {err.strerror}")
+            self.report("exited", None, f"could not start {err.filename or spec.command[0]!r}: "
+                                              f"{err.strerror}")
             raise SystemExit(0) from None
         os.close(err_w)
-        if gate:
-            assert self.proc.stdin
-            sandbox.enter_cgroups(self.proc.pid)
-            try:
-                self.proc.stdin.write(b"go\n")
-                self.proc.stdin.flush()
-            except BrokenPipeError:
-                pass  # it died already; bot_exited() reports it
-            if not stdio:
-                self.proc.stdin.close()
         self.stderr_sink = _StderrSink(err_r, spec.stderr_path, spec.stderr_cap)
         self.stderr_sink.start()
         if stdio:
@@ -655,27 +634,6 @@ class StdioSupervisor(Supervisor):
             except OSError:
                 pass
         super().flush(max(0.0, end - time.monotonic()))
-
-
-_LIBC = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with(parent: int) -> Callable[[], None]:
-    """What the bot's first process runs before its exec: die with the supervisor.
-
-    Issue 13 A10: a referee killed (with its supervisors) during a bot's start-up
-    left the bot running for good, as bwrap's own ``--die-with-parent`` was not armed
-    yet. ``PR_SET_PDEATHSIG`` set here holds through the gate's and prlimit's execs
-    into bwrap (none is set-uid), and ``getppid`` tells if the supervisor died before.
-    """
-
-    def arm() -> None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return arm
 
 
 def _signal_name(number: int) -> str:

@@ -11,21 +11,36 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from referee import cgroups, scratch
 
-from .test_faults import _processes_mentioning, bot_file, processes_mentioning
+from .test_faults import GOOD_BOT, _processes_mentioning, bot_file, processes_mentioning
 
 DELAYS_MS = range(0, 63, 3)
 """Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
+
+
+@pytest.fixture(autouse=True)
+def private_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A temp folder of each test's own, for this process and the referees it starts:
+    any arena process on the machine sweeps the dead's folders from /tmp, which would
+    take the evidence away. Short, as a seat's socket path must fit AF_UNIX's 108 bytes.
+    (It asks for ``tmp_path`` first, so that pytest's own folders stay where they were.)"""
+    temp = tempfile.mkdtemp(prefix="k9-")
+    monkeypatch.setenv("TMPDIR", temp)
+    monkeypatch.setattr(tempfile, "tempdir", temp)
+    yield temp
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 def start_referee(*bots: str) -> subprocess.Popen[bytes]:
@@ -82,6 +97,15 @@ def wait_gone(pids: set[int], timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
+def kill9(leader: subprocess.Popen[bytes]) -> None:
+    """`kill -9` of ``leader``'s whole process group, then wait until every process of
+    it has ended (a killed one takes a moment to exit)."""
+    group = _group_members(leader.pid)
+    os.killpg(leader.pid, signal.SIGKILL)
+    leader.wait(30)
+    wait_gone(group)
+
+
 def kill_survivors(marker: str) -> None:
     """Whatever a failed test leaves running is killed, not left on the machine."""
     for pid in _processes_mentioning(marker):
@@ -101,10 +125,7 @@ def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> N
             killed.add(referee.pid)
             wait_for_a_bot_start(referee)
             time.sleep(delay_ms / 1000)
-            group = _group_members(referee.pid)
-            os.killpg(referee.pid, signal.SIGKILL)
-            referee.wait(30)
-            wait_gone(group)
+            kill9(referee)
         survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
         assert survivors == [], f"{len(survivors)} bot processes outlived their referee"
         folders, _ = leftovers(killed)
@@ -129,10 +150,7 @@ def test_the_sweep_spares_a_live_referee(tmp_path: Path) -> None:
                 len(leftovers({dead.pid})[0]) < 3 or len(leftovers({live.pid})[0]) < 3):
             time.sleep(0.05)  # each: its match folder and two seat folders
         time.sleep(0.5)
-        group = _group_members(dead.pid)
-        os.killpg(dead.pid, signal.SIGKILL)
-        dead.wait(30)
-        wait_gone(group)
+        kill9(dead)
         before, left = leftovers({live.pid}), leftovers({dead.pid})[0]
         removed = scratch.sweep()
         cgroups.sweep_orphans.__wrapped__()
@@ -222,4 +240,81 @@ def test_a_killed_tournament_leaves_no_folder_after_the_next_run(tmp_path: Path)
     finally:
         if organiser.poll() is None:
             os.killpg(organiser.pid, signal.SIGKILL)
+        kill_survivors(tmp_path.name)
+
+
+BUILD_KILLS = [*(("forked", ms) for ms in range(0, 61, 6)), ("forked", 300), ("forked", 1500),
+               *(("past the gate", ms) for ms in (0, 0, 0, 1, 1, 2, 3, 5))]
+"""When `arena bot add` is killed: from the build's first process on, through its gate,
+its cgroups and bwrap's start (0 to 60 ms) and while it runs (300 ms, 1.5 s); and the
+moment it has passed its gate, before bwrap has armed its own --die-with-parent."""
+
+
+def _slow_builder(tmp_path: Path) -> Path:
+    """A folder bot whose build sleeps for two minutes; its processes mention the test."""
+    folder = tmp_path / f"slow_{tmp_path.name}"
+    folder.mkdir()
+    (folder / "bot.py").write_text(GOOD_BOT)
+    (folder / "build.py").write_text("import time\ntime.sleep(120)\n")
+    (folder / "bot.toml").write_text(f'run = ["bot.py"]\nbuild = ["{sys.executable}", '
+                                     f'"build.py", "{tmp_path.name}"]\n')
+    return folder
+
+
+def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
+                           timeout: float = 60.0) -> None:
+    """Return as soon as ``organiser``'s build has reached ``moment``: "forked" (its first
+    process, before its exec; the sandbox probe's bwrap does not count), or "past the
+    gate" (the gate has exec'd the sandbox's command line)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and organiser.poll() is None:
+        for child in _children(organiser.pid):
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if moment == "forked" and b"--unshare-all" not in cmdline:
+                return
+            if b"arena-build" in cmdline and b"read -r _ || exit 1" not in cmdline:
+                return
+        time.sleep(0.0002)
+    raise AssertionError(f"`arena bot add` started no build (exit status {organiser.poll()})")
+
+
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
+        tmp_path: Path) -> None:
+    """`kill -9` of `arena bot add` while its build starts or runs (issue 13 A10, A11):
+    no build process outlives it, and the next `arena bot add` removes its temporary
+    folders (in /tmp and the store's staging folder) and its cgroups."""
+    slow = _slow_builder(tmp_path)
+    db = tmp_path / "arena.db"
+    store = db.with_suffix(".bots")
+    killed: set[int] = set()
+    try:
+        for moment, delay_ms in BUILD_KILLS:
+            organiser = subprocess.Popen(
+                [sys.executable, "-m", "arena", "bot", "add", "slow", str(slow), "--db", str(db),
+                 "--sandbox", "required"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            killed.add(organiser.pid)
+            wait_for_a_build_start(organiser, moment)
+            time.sleep(delay_ms / 1000)
+            kill9(organiser)
+        survivors = processes_mentioning(tmp_path.name, grace_s=5.0)
+        assert survivors == [], f"{len(survivors)} build processes outlived `arena bot add`"
+        staged = owned_by(killed, os.listdir(store))
+        assert staged and leftovers(killed)[0], "the kills left no folder: nothing is tested"
+        # The next run: an ordinary `arena bot add` sweeps what the dead left.
+        good = tmp_path / "good.py"
+        good.write_text(GOOD_BOT)
+        added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", "good", str(good),
+                                "--db", str(db), "--sandbox", "required"],
+                               check=False, capture_output=True, text=True, timeout=300)
+        assert added.returncode == 0, added.stderr
+        assert leftovers(killed) == ([], []), "a dead `bot add`'s folders or groups stayed"
+        assert owned_by(killed, os.listdir(store)) == []
+        assert sorted(os.listdir(store)) == ["good"], "a killed add left a bot folder"
+        assert processes_mentioning(tmp_path.name) == []
+    finally:
         kill_survivors(tmp_path.name)
