@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import secrets
 import shutil
 import socket
@@ -30,11 +31,15 @@ from typing import Any
 from protocol.codec import encode
 
 from . import cgroups, scratch
+from .errors import RefereeError
 from .programs import BotProgram
 from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
 
 log = logging.getLogger(__name__)
+
+SOCKET_PATH_MAX = 107
+"""The longest path a Unix socket may bind to on Linux (sun_path is 108 bytes with its NUL)."""
 
 _FORK = multiprocessing.get_context("fork")
 
@@ -82,6 +87,15 @@ class ProgramSeat:
         # Named by its owner, so that the next referee removes it after a kill -9 (A11);
         # no seat number in the name: the bot sees it in /proc/self/mountinfo (A8).
         self.folder = scratch.mkdtemp("arena-seat-")
+        sock = os.path.join(self.folder, "seat.sock")
+        if len(os.fsencode(sock)) > SOCKET_PATH_MAX:
+            # The organiser's TMPDIR, not the bot: say so, rather than let the supervisor
+            # die on bind and the seat look like a bot that "sent more than it may".
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+            raise RefereeError(f"the seat's socket {sock!r} would be {len(os.fsencode(sock))} "
+                               f"bytes, over the {SOCKET_PATH_MAX} a Unix socket's path may "
+                               f"have: set TMPDIR to a shorter folder")
         if self.sandbox != "none":
             cgroups.sweep_orphans()  # what a referee killed earlier left behind
         self.cgroup_name = cgroups.new_name()

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from referee.games import GAMES
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
@@ -116,3 +120,19 @@ def test_bad_input_gets_a_clear_error_and_no_traceback(args: tuple[str, ...], me
 def test_every_command_has_help(command: tuple[str, ...]) -> None:
     out = arena(*command, "--help")
     assert out.returncode == 0 and "Usage:" in out.stdout
+
+
+def test_a_tmpdir_too_long_for_a_seat_socket_is_named_as_the_cause(tmp_path: Path) -> None:
+    """A Unix socket's path has at most 107 bytes: a long TMPDIR is the organiser's to fix,
+    and the error says so, instead of a supervisor that dies on bind and a seat reported as
+    a bot that "sent more than it may" (found while hardening for issue 13)."""
+    long_tmp = tmp_path / ("t" * 100)
+    long_tmp.mkdir()
+    done = subprocess.run([sys.executable, "-m", "arena", "play", "stop-me",
+                           str(ROOT / "bots" / "random_bot.py"), "builtin:random", "--games", "1"],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "TMPDIR": str(long_tmp)})
+    assert done.returncode == 1, done.stderr
+    assert "over the 107 a Unix socket's path may have: set TMPDIR" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(long_tmp.iterdir()) == []  # the seat's folder went with the error
