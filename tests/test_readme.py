@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def quick_start_command(item: int) -> str:
     """Command ``item`` of the Quick start, read by .ci/run's own ``readme_command``."""
     script = (ROOT / ".ci" / "run").read_text()
-    function = re.search(r"^readme_command\(\) \{.*?^\}$", script, re.S | re.M)
+    function = re.search(r"^readme_command\(\) \{.*?^\}$", script, re.DOTALL | re.MULTILINE)
     assert function, ".ci/run has no readme_command function"
     done = subprocess.run(["bash", "-c", f"{function.group(0)}\nreadme_command {item}"],
                           cwd=ROOT, capture_output=True, text=True, check=True, timeout=30)
