@@ -257,3 +257,47 @@ def test_out_of_descriptors_it_refuses_without_spinning(db: Path, tmp_path: Path
         resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE, (128, 128))
         served_within(server.port, SERVED_WITHIN_S)
         assert server.process.poll() is None, server.stderr.read_text()
+
+
+def server_send_queues(port: int) -> list[int]:
+    """The bytes each of the server's connections on ``port`` has queued to send and its
+    client has not taken, from /proc/net/tcp (the tx_queue of each local end on port)."""
+    queues = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, queue = fields[1], fields[3], fields[4]
+        if int(local.split(":")[1], 16) == port and state == "01":  # ESTABLISHED
+            queues.append(int(queue.split(":")[0], 16))
+    return queues
+
+
+def test_clients_that_never_read_their_answers_leave_room_for_a_real_client(
+        db: Path, tmp_path: Path) -> None:
+    """Clients that pipeline many requests and never read the answers: once the answers
+    fill the socket buffers every connection waits on its client to read, which it never
+    does. That held every slot for the whole write timeout (30 s), renewable at will;
+    now the one that waited longest is cut off for a newcomer, as an idle one is."""
+    cap = 8
+    with serving(db, tmp_path, "--max-connections", str(cap)) as server, \
+            ExitStack() as stack:
+        for _ in range(cap):
+            sock = stack.enter_context(socket.socket())
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect
+            sock.settimeout(10)
+            sock.connect((HOST, server.port))
+            # 2,000 requests, 60 KB: answered with about 8 MB, more than the buffers hold
+            sock.sendall(b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n" * 1000)
+        began = time.monotonic()
+        stalled: list[int] = []
+        while time.monotonic() - began < 60:  # until every answer is stuck in a full buffer
+            queues = server_send_queues(server.port)
+            time.sleep(0.5)
+            if (len(queues) >= cap and all(queues)
+                    and sorted(queues) == sorted(server_send_queues(server.port))):
+                stalled = queues
+                break
+        assert stalled, f"the answers never filled the buffers: {queues}"
+        took = served_within(server.port, SERVED_WITHIN_S)
+        assert server.process.poll() is None, server.stderr.read_text()
+        print(f"{cap} stalled readers ({min(stalled)}+ bytes queued each): served in "
+              f"{took:.3f} s")

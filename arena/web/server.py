@@ -154,13 +154,16 @@ class Handler(BaseHTTPRequestHandler):
     served = False
 
     def setup(self) -> None:
-        """Reads bounded by the connection's deadline, writes by WRITE_TIMEOUT_S."""
+        """Reads bounded by the connection's deadline, each answer by WRITE_TIMEOUT_S."""
         super().setup()
         self.connection.settimeout(WRITE_TIMEOUT_S)
         self.rfile.close()
         self.reader = self.server.slots.reader(self.connection,
                                                self.server.limits.request_timeout_s)
         self.rfile = self.reader
+        self.wfile.close()
+        self.writer = self.server.slots.writer(self.connection)
+        self.wfile = self.writer
 
     def handle_one_request(self) -> None:
         """One request; on a kept-alive connection first wait for it, at most the idle
@@ -216,8 +219,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: str, head: bool = False,
               extra: dict[str, str] | None = None) -> None:
-        self.server.slots.answering(self.request)
-        self.connection.settimeout(WRITE_TIMEOUT_S)
+        self.writer.start(WRITE_TIMEOUT_S)
         data = body.encode("utf-8")
         self.send_response(status)
         for key, value in {**HEADERS, **(extra or {})}.items():
