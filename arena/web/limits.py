@@ -22,6 +22,7 @@ loop spun on EMFILE. Here:
 
 from __future__ import annotations
 
+import http.client
 import io
 import os
 import resource
@@ -46,6 +47,10 @@ connections being cut off."""
 WRITE_TIMEOUT_S = 30.0
 """How long one write of a response may take: a client that does not read its page
 gives up its slot after this (a 600 KB replay page needs 20 KB/s)."""
+
+HEAD_BYTES = 64 * 1024
+"""Bytes of headers a request may send. http.server alone allows 100 lines of 64 KiB
+each, and keeps them all: 120 connections held 790 MB of the server's memory."""
 
 WRITE_CHUNK = 64 * 1024
 """Bytes of a response sent at a time: each chunk the client takes shows it is reading."""
@@ -172,14 +177,20 @@ class Slots:
             return len(self._connections)
 
 
+class HeadersTooLarge(http.client.HTTPException):
+    """A request's headers are over :data:`HEAD_BYTES` (http.server answers it 431)."""
+
+
 class DeadlineReader(io.RawIOBase):
     """A socket's bytes, each ``recv`` bounded by the time left until the connection's
-    deadline: a request trickled one byte at a time still ends at its deadline."""
+    deadline: a request trickled one byte at a time still ends at its deadline. While
+    ``budget`` is set (the headers are read), at most that many bytes more are read."""
 
     def __init__(self, sock: socket.socket, connection: _Connection) -> None:
         super().__init__()
         self._sock = sock
         self._connection = connection
+        self.budget: int | None = None
 
     def readable(self) -> bool:
         return True
@@ -193,7 +204,14 @@ class DeadlineReader(io.RawIOBase):
             if left <= 0:
                 raise TimeoutError("the request did not arrive in time")
             self._sock.settimeout(left)
+        if self.budget is not None:
+            if self.budget <= 0:
+                raise HeadersTooLarge(f"they take more than {HEAD_BYTES // 1024} KiB, "
+                                      f"the most this server reads")
+            buffer = buffer[:self.budget]
         count = self._sock.recv_into(buffer)
+        if self.budget is not None:
+            self.budget -= count
         if connection.evicted:  # its recv was woken by the shutdown: not a client's EOF
             raise TimeoutError("cut off to make room for a newer connection")
         return count

@@ -26,8 +26,10 @@ from leaderboard.store import StoreError
 from leaderboard.web import ReadOnlyStore, error_page, is_busy
 
 from .limits import (
+    HEAD_BYTES,
     RENDER_SLOTS,
     WRITE_TIMEOUT_S,
+    DeadlineReader,
     ServeLimits,
     Slots,
     Spare,
@@ -182,6 +184,17 @@ class Handler(BaseHTTPRequestHandler):
         self.served = True
         super().handle_one_request()
 
+    def parse_request(self) -> bool:
+        """The request line and headers, reading at most HEAD_BYTES of headers (issue 13
+        A9: each connection could make the server keep 6.5 MB of them)."""
+        raw = self.reader.raw
+        assert isinstance(raw, DeadlineReader)
+        raw.budget = HEAD_BYTES
+        try:
+            return super().parse_request()
+        finally:
+            raw.budget = None
+
     def _segments(self) -> list[str] | None:
         """The request path as decoded segments, or None if it tries to leave the site."""
         path = urlsplit(self.path).path
@@ -264,6 +277,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.close_connection = True
         sentence = message or HTTPStatus(code).phrase
+        if code == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE and explain:
+            sentence = f"{sentence}: {explain}"  # which limit: lines, their count or bytes
         self._send(code, error_page(code, f"{sentence}.", "/"), head=self.command == "HEAD")
 
     def log_message(self, format: str, *args: object) -> None:
