@@ -295,3 +295,30 @@ def test_the_hash_is_chunked_and_keeps_the_old_versions(tmp_path: Path) -> None:
 
     assert content_hash(folder) == before(folder)
     assert content_hash(folder / "bot.py") == hashlib.sha256(GOOD_BOT.encode()).hexdigest()
+
+
+def test_a_folder_swapped_for_a_symlink_on_the_way_to_the_bot_is_refused(
+        tmp_path: Path) -> None:
+    """Found by review: the author's folder is checked (load_program), then copied
+    (build_program). The copy opened the bot's path, following every symlink on the way
+    but the last, so an author who swapped a folder above the bot for a symlink
+    meanwhile (rename is atomic, and can be looped until it lands) had the referee,
+    as root, copy a folder of the author's choosing: a root-only key became 0644 in
+    the bot's copy, run with the author's command. Now the path is walked folder by
+    folder without following a symlink."""
+    home = tmp_path / "home"
+    (home / "x").mkdir(parents=True)
+    folder = bot_folder(home / "x", name="ssh")
+    program = load_program(str(folder))  # checked while it is the author's
+    secret = tmp_path / "etc" / "ssh"
+    secret.mkdir(parents=True)
+    (secret / "ssh_host_key").write_text("PRIVATE KEY")
+    os.chmod(secret / "ssh_host_key", 0o600)
+    (home / "x").rename(home / "old")
+    (home / "x").symlink_to(tmp_path / "etc")  # now .../x/ssh is the secret folder
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(BotSpecError, match="on the way to it is a symlink"):
+        copy = build_program(program, work)
+        print("copied:", sorted(p.name for p in copy.path.iterdir()))
+    assert not list(work.rglob("ssh_host_key"))
