@@ -322,3 +322,28 @@ def test_a_folder_swapped_for_a_symlink_on_the_way_to_the_bot_is_refused(
         copy = build_program(program, work)
         print("copied:", sorted(p.name for p in copy.path.iterdir()))
     assert not list(work.rglob("ssh_host_key"))
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\tb", "a\u202eb", "a\u200bb", "a\u2028b",
+                                  "a\x00b"], ids=["newline", "tab", "bidi", "zero-width",
+                                                  "line-separator", "nul"])
+def test_a_store_name_with_a_control_or_invisible_character_is_refused(
+        tmp_path: Path, name: str) -> None:
+    """Found by review: a store name with a NUL was a ValueError out of add_bot, and one
+    with a newline, a bidi override or a zero-width space was stored: a folder of that
+    name, and a name that forges lines or reorders text in every table that shows it."""
+    folder = bot_folder(tmp_path)
+    db = tmp_path / "arena.db"
+    if "\x00" not in name:  # a command line cannot hold a NUL
+        out = arena("bot", "add", name, str(folder), "--db", str(db), "--sandbox", "required")
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "control or invisible character" in out.stderr, out.stderr
+    store = Store(db)
+    try:
+        with pytest.raises(BotSpecError, match="control or invisible character"):
+            botstore.add_bot(store, name, str(folder), sandbox="required")
+        assert store.rows("SELECT * FROM bots") == []
+    finally:
+        store.close()
+    stored = botstore.store_folder(db)
+    assert not stored.exists() or not any(stored.iterdir())
