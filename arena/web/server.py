@@ -182,6 +182,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             slots.waiting(self.request, limits.request_timeout_s)
         self.served = True
+        self.writer.start(WRITE_TIMEOUT_S)  # for a "100 Continue", before any _send
         super().handle_one_request()
 
     def parse_request(self) -> bool:
