@@ -341,3 +341,25 @@ def test_huge_headers_cost_the_server_little_memory(db: Path, tmp_path: Path) ->
         assert b"more than 64 KiB" in answer
         assert request(server.port) == 200
         print(f"{count} x 6.5 MB of headers: the server grew {grew:.1f} MB")
+
+
+def test_request_bodies_that_trickle_in_cost_the_server_little_memory(
+        db: Path, tmp_path: Path) -> None:
+    """A POST's body (answered 405) is read so the client sees the answer: it was read
+    whole, so a body of 1 MiB short of its last bytes held 1 MiB per connection until
+    the request deadline. Now it is read in chunks and dropped."""
+    count = 60
+    with serving(db, tmp_path) as server, ExitStack() as stack:
+        assert request(server.port) == 200
+        status = Path(f"/proc/{server.process.pid}/status")
+        before = int(re.search(r"VmHWM:\s+(\d+)", status.read_text())[1])  # type: ignore[index]
+        for _ in range(count):
+            sock = stack.enter_context(socket.create_connection((HOST, server.port),
+                                                                timeout=10))
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: arena\r\nContent-Length: 1048576\r\n\r\n"
+                         + b"a" * 1_048_000)  # and never the rest
+        time.sleep(2.0)
+        after = int(re.search(r"VmHWM:\s+(\d+)", status.read_text())[1])  # type: ignore[index]
+        grew = (after - before) / 1024
+        assert grew < 24, f"{count} bodies of 1 MiB took {grew:.0f} MB"
+        assert request(server.port) == 200
