@@ -347,3 +347,16 @@ def test_a_store_name_with_a_control_or_invisible_character_is_refused(
         store.close()
     stored = botstore.store_folder(db)
     assert not stored.exists() or not any(stored.iterdir())
+
+
+@pytest.mark.parametrize("manifest", ['run = ["bot\\u0000.py"]\n', 'run = ["bot\\u0000"]\n',
+                                      'run = ["bot.py"]\nbuild = ["ma\\u0000ke"]\n'],
+                         ids=["run-py", "run", "build"])
+def test_a_nul_in_a_manifests_command_is_a_clear_error(tmp_path: Path, manifest: str) -> None:
+    """Found by review: TOML lets a string hold \\u0000; a NUL in `run` was a ValueError
+    traceback out of the check of a .py entry or out of the build's start, and in a
+    `run` without .py the seat's supervisor died "of a bot that sent more than it may"."""
+    folder = bot_folder(tmp_path, manifest)
+    with pytest.raises(BotSpecError, match="holds a NUL character"):
+        load_program(str(folder))
+    add_refused(tmp_path, folder, "holds a NUL character")
