@@ -21,6 +21,7 @@ import selectors
 import subprocess
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 from .botfiles import BotFileLimits, copy_tree, tree_size
@@ -32,6 +33,8 @@ TAIL_BYTES = 16 * 1024
 """The build's last output kept for its error; the rest is counted and dropped."""
 SHOWN_CHARS = 2000
 """Of that tail, what an error quotes."""
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
+"""Unicode categories of control and invisible characters: escaped when shown."""
 
 # The gate: one line on stdin once the process is in its cgroups. A failed read (the
 # referee died) ends it instead of running the build (issue 13 A10).
@@ -60,10 +63,15 @@ class _Tail:
             del self.data[:cut]
 
     def text(self) -> str:
+        """The tail as lines for a terminal: every control or invisible character but a
+        newline or a tab escaped, so that a build's escape sequences (clear the screen,
+        set the clipboard) and bidi overrides reach no terminal (found by review)."""
         text = self.data.decode(errors="replace")
         cut = max(0, len(text) - SHOWN_CHARS)
         before = f"[{self.dropped + cut} earlier characters of output not shown]\n"
-        return (before if self.dropped or cut else "") + text[cut:]
+        shown = "".join(c if c in "\n\t" or unicodedata.category(c) not in _HIDDEN
+                        else c.encode("unicode_escape").decode("ascii") for c in text[cut:])
+        return (before if self.dropped or cut else "") + shown
 
 
 def _sandbox_root(pid: int, members: set[int]) -> int:
