@@ -360,3 +360,29 @@ def test_a_nul_in_a_manifests_command_is_a_clear_error(tmp_path: Path, manifest:
     with pytest.raises(BotSpecError, match="holds a NUL character"):
         load_program(str(folder))
     add_refused(tmp_path, folder, "holds a NUL character")
+
+
+def test_a_long_chain_of_symlinks_is_refused_at_once(tmp_path: Path) -> None:
+    """Found by review: each symlink was checked with os.path.realpath, which follows a
+    chain of any length by recursing once per link: 1,200 links in a chain were a
+    RecursionError traceback, and 20,000 in chains of 900 took two minutes of the
+    referee. Linux follows 40 at most: a longer chain is refused, fast."""
+    folder = bot_folder(tmp_path)
+    count = 1200
+    for n in range(count):
+        (folder / f"link{n}").symlink_to(f"link{n + 1}" if n + 1 < count else "bot.py")
+    began = time.monotonic()
+    with pytest.raises(BotSpecError, match="a chain of more than 40 symlinks"):
+        copy_tree(folder, tmp_path / "copy")
+    assert time.monotonic() - began < 10
+    assert not (tmp_path / "copy").exists()
+    add_refused(tmp_path, folder, "a chain of more than 40 symlinks")
+
+
+def test_a_chain_of_symlinks_the_system_follows_is_kept(tmp_path: Path) -> None:
+    folder = bot_folder(tmp_path)
+    (folder / "sub").mkdir()
+    for n in range(40):  # sub/l0 -> l1 -> ... -> l39 -> ../bot.py: 40 links in all
+        (folder / "sub" / f"l{n}").symlink_to(f"l{n + 1}" if n < 39 else "../bot.py")
+    copy_tree(folder, tmp_path / "copy")
+    assert (tmp_path / "copy" / "sub" / "l0").read_text() == GOOD_BOT
