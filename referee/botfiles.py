@@ -132,7 +132,8 @@ def check_name(name: str, where: str) -> str:
 
 
 def _kind(mode: int) -> str:
-    for test, what in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symlink"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
         if test(mode):
             return what

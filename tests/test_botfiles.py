@@ -386,3 +386,11 @@ def test_a_chain_of_symlinks_the_system_follows_is_kept(tmp_path: Path) -> None:
         (folder / "sub" / f"l{n}").symlink_to(f"l{n + 1}" if n < 39 else "../bot.py")
     copy_tree(folder, tmp_path / "copy")
     assert (tmp_path / "copy" / "sub" / "l0").read_text() == GOOD_BOT
+
+
+def test_a_manifest_that_is_a_folder_is_called_one(tmp_path: Path) -> None:
+    """Found by review: a folder named bot.toml was "of an unknown kind"."""
+    folder = tmp_path / "bot"
+    (folder / "bot.toml").mkdir(parents=True)
+    with pytest.raises(BotSpecError, match="bot.toml: is a folder, not a regular file"):
+        load_program(str(folder))
