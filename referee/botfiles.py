@@ -336,6 +336,8 @@ def copy_tree(source: Path, dest: Path, limits: BotFileLimits = DEFAULT_LIMITS,
     ``_Copy.parent``). With ``within`` (a descriptor of a folder, the sandbox's root
     for a build), an absolute ``source`` is taken inside that folder instead of ``/``.
     """
+    if os.path.lexists(dest):  # never cleaned up below: it is not this copy's to remove
+        raise BotSpecError(f"cannot copy bot {str(source)!r} to {str(dest)!r}: it exists")
     try:
         _Copy(source, dest, limits).run(within)
     except BaseException:

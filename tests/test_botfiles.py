@@ -394,3 +394,15 @@ def test_a_manifest_that_is_a_folder_is_called_one(tmp_path: Path) -> None:
     (folder / "bot.toml").mkdir(parents=True)
     with pytest.raises(BotSpecError, match="bot.toml: is a folder, not a regular file"):
         load_program(str(folder))
+
+
+def test_a_copy_onto_an_existing_folder_leaves_it_alone(tmp_path: Path) -> None:
+    """Found by review: a copy onto a folder that exists failed, and its clean-up then
+    removed that folder, which was not the copy's."""
+    folder = bot_folder(tmp_path)
+    dest = tmp_path / "kept"
+    dest.mkdir()
+    (dest / "precious.txt").write_text("mine")
+    with pytest.raises(BotSpecError, match="it exists"):
+        copy_tree(folder, dest)
+    assert (dest / "precious.txt").read_text() == "mine"
