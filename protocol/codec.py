@@ -44,6 +44,32 @@ def quote_bytes(data: bytes | bytearray | memoryview, limit: int = QUOTE_BYTES) 
     return f"{quoted}... ({len(data)} bytes)" if cut else quoted
 
 
+def ascii_json(value: Any) -> str:
+    """Compact, key-ordered JSON in ASCII: a bot's value quoted in a fault message, with
+    no bidi control or line separator left as it is (issue 13 B4)."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+DECODER_WORDS = 200
+"""How many characters of the decoder's own message a fault message keeps."""
+
+
+def _decoder_words(err: Exception) -> str:
+    """msgspec's message about a bot's message, safe to log and show (issue 13 B4).
+
+    It quotes some of the bot's strings raw (an unknown ``type``: "Invalid value '...'"),
+    so a bot could put a newline (a forged log line), a bidi control or 200 KB into it.
+    Every character outside printable ASCII is escaped as in a Python string literal,
+    and the message is cut at DECODER_WORDS characters.
+    """
+    text = str(err)
+    cut = len(text) > DECODER_WORDS
+    text = text[:DECODER_WORDS]
+    safe = "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+    return safe + ("..." if cut else "")
+
+
 def encode(message: Any) -> bytes:
     """Encode a message (a struct from :mod:`protocol.messages` or plain data) to JSON bytes."""
     return _encoder.encode(message)
@@ -55,9 +81,11 @@ def _decode(decoder: msgspec.json.Decoder, data: bytes, limit: int) -> Any:
     try:
         return decoder.decode(data)
     except msgspec.ValidationError as err:
-        raise ProtocolError(f"wrong shape: {err} in {quote_bytes(data)}") from None
+        raise ProtocolError(f"wrong shape: {_decoder_words(err)} in {quote_bytes(data)}")\
+            from None
     except msgspec.DecodeError as err:
-        raise ProtocolError(f"not JSON: {err} in {quote_bytes(data)}") from None
+        raise ProtocolError(f"not JSON: {_decoder_words(err)} in {quote_bytes(data)}")\
+            from None
     except RecursionError:  # belt and braces: typed decoding already bounds the depth
         raise ProtocolError(f"nested too deep: {quote_bytes(data)}") from None
 

@@ -5,8 +5,8 @@ pids), under the same rlimits, in bubblewrap. It works in a tmpfs at ``/bot`` ca
 at the bot's own size plus ``--tmp-mb``: a small step inside the sandbox copies the
 bot's files in from a read-only bind (:data:`referee.sandbox.BUILD_SOURCE`), runs the
 build with its stdout joined to its stderr, says ``arena-built STATUS`` on stdout and
-waits. The referee then copies the result out of the sandbox's tmpfs (through
-``/proc/PID/root``) with :func:`referee.botfiles.copy_tree`, under the bot store's caps
+waits. The referee then copies the result out of the sandbox's tmpfs (through a
+descriptor of ``/proc/PID/root``) with :func:`referee.botfiles.copy_tree`, under the bot store's caps
 and with fixed modes, and ends the sandbox. The build's output is streamed: only a
 capped tail is kept, for the error.
 
@@ -21,6 +21,7 @@ import selectors
 import subprocess
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 
 from . import gate
@@ -33,6 +34,8 @@ TAIL_BYTES = 16 * 1024
 """The build's last output kept for its error; the rest is counted and dropped."""
 SHOWN_CHARS = 2000
 """Of that tail, what an error quotes."""
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
+"""Unicode categories of control and invisible characters: escaped when shown."""
 
 # Inside the sandbox: copy the bot in, build with stdout joined to stderr and no stdin,
 # report, then wait until the referee has copied the result out.
@@ -58,28 +61,44 @@ class _Tail:
             del self.data[:cut]
 
     def text(self) -> str:
+        """The tail as lines for a terminal: every control or invisible character but a
+        newline or a tab escaped, so that a build's escape sequences (clear the screen,
+        set the clipboard) and bidi overrides reach no terminal (found by review)."""
         text = self.data.decode(errors="replace")
         cut = max(0, len(text) - SHOWN_CHARS)
         before = f"[{self.dropped + cut} earlier characters of output not shown]\n"
-        return (before if self.dropped or cut else "") + text[cut:]
+        shown = "".join(c if c in "\n\t" or unicodedata.category(c) not in _HIDDEN
+                        else c.encode("unicode_escape").decode("ascii") for c in text[cut:])
+        return (before if self.dropped or cut else "") + shown
 
 
-def _sandbox_root(pid: int, members: set[int]) -> str:
-    """``/proc/P/root`` of the first process under ``pid`` (or of its cgroups'
-    ``members``) in another mount namespace: the sandbox's own root, with /bot."""
+def _sandbox_root(pid: int, members: set[int]) -> int:
+    """A descriptor of the root of the first process under ``pid`` (or of its cgroups'
+    ``members``) in another mount namespace: the sandbox's own root, with /bot.
+
+    Each process is looked at through a descriptor of its /proc folder, so a process
+    that ends meanwhile is skipped, and its pid, were it reused, is never mistaken for
+    it; the root's descriptor then holds the sandbox's tmpfs whatever its processes do
+    (found by review)."""
     own = os.stat("/proc/self/ns/mnt").st_ino
     frontier = [pid, *sorted(members)]
     for _ in range(8):
         below: list[int] = []
         for p in frontier:
             try:
-                if os.stat(f"/proc/{p}/ns/mnt").st_ino != own:
-                    return f"/proc/{p}/root"
+                proc = os.open(f"/proc/{p}", os.O_PATH | os.O_DIRECTORY)
+            except OSError:
+                continue
+            try:
+                if os.stat("ns/mnt", dir_fd=proc).st_ino != own:
+                    return os.open("root", os.O_PATH | os.O_DIRECTORY, dir_fd=proc)
                 for task in os.listdir(f"/proc/{p}/task"):
                     with open(f"/proc/{p}/task/{task}/children") as children:
                         below += [int(c) for c in children.read().split()]
             except OSError:
                 continue
+            finally:
+                os.close(proc)
         frontier = below
     raise BotSpecError("the build's sandbox ended before its result could be copied")
 
@@ -117,15 +136,17 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
         if status != "0":
             raise BotSpecError(f"{what} failed with exit status {status}:\n{tail.text()}")
         built = Path(tempfile.mkdtemp(dir=workdir, prefix="built-")) / "bot"
-        if box.isolated:
-            members = box.tree.members() if box.tree else set()
-            source = Path(_sandbox_root(proc.pid, members) + BOT_ROOT)
-        else:
-            source = program.path
+        root = (_sandbox_root(proc.pid, box.tree.members() if box.tree else set())
+                if box.isolated else None)
         try:
-            copy_tree(source, built, files)
+            # Isolated: /bot inside the sandbox's root, never a host path.
+            copy_tree(Path(BOT_ROOT) if root is not None else program.path, built, files,
+                      within=root)
         except BotSpecError as err:
             raise BotSpecError(f"{what}: its result was refused: {err}") from None
+        finally:
+            if root is not None:
+                os.close(root)
         return moved(program, built)
     finally:
         box.kill(proc)

@@ -23,7 +23,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from protocol.codec import encode
+from protocol.codec import ascii_json, encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
 from referee.games import Game, canonical_json, get_game, new_game
 
@@ -383,9 +383,11 @@ class Match:
             if action in legal and game.is_well_formed(action):
                 actions[s] = action
             else:
-                # Both as JSON: the bot that reads this may be written in any language.
-                self._fault(st, "illegal", f"{canonical_json(action)} is not one of the legal "
-                            f"actions {canonical_json(legal)}", seat=seat, ref_seq=seq)
+                # Both as JSON: the bot that reads this may be written in any language;
+                # in ASCII, so no bidi control or line separator of the bot's reaches a
+                # log or a terminal as it is (issue 13 B4).
+                self._fault(st, "illegal", f"{ascii_json(action)} is not one of the legal "
+                            f"actions {ascii_json(legal)}", seat=seat, ref_seq=seq)
                 actions[s] = self._default(game, s)
         elif kind == "fault":
             # The referee plays the default action in the bot's place at once; a valid

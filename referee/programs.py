@@ -65,6 +65,9 @@ def _command(value: Any, key: str, manifest: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise BotSpecError(f"{manifest}: {key!r} must be a command (a string or a list of "
                            f"strings), got {value!r}")
+    if any("\0" in v for v in value):  # TOML allows "\u0000"; no argv or path can hold it
+        raise BotSpecError(f"{manifest}: {key!r} holds a NUL character, which no command "
+                           f"can: {value!r}")
     return tuple(value)
 
 

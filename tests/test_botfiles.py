@@ -295,3 +295,114 @@ def test_the_hash_is_chunked_and_keeps_the_old_versions(tmp_path: Path) -> None:
 
     assert content_hash(folder) == before(folder)
     assert content_hash(folder / "bot.py") == hashlib.sha256(GOOD_BOT.encode()).hexdigest()
+
+
+def test_a_folder_swapped_for_a_symlink_on_the_way_to_the_bot_is_refused(
+        tmp_path: Path) -> None:
+    """Found by review: the author's folder is checked (load_program), then copied
+    (build_program). The copy opened the bot's path, following every symlink on the way
+    but the last, so an author who swapped a folder above the bot for a symlink
+    meanwhile (rename is atomic, and can be looped until it lands) had the referee,
+    as root, copy a folder of the author's choosing: a root-only key became 0644 in
+    the bot's copy, run with the author's command. Now the path is walked folder by
+    folder without following a symlink."""
+    home = tmp_path / "home"
+    (home / "x").mkdir(parents=True)
+    folder = bot_folder(home / "x", name="ssh")
+    program = load_program(str(folder))  # checked while it is the author's
+    secret = tmp_path / "etc" / "ssh"
+    secret.mkdir(parents=True)
+    (secret / "ssh_host_key").write_text("PRIVATE KEY")
+    os.chmod(secret / "ssh_host_key", 0o600)
+    (home / "x").rename(home / "old")
+    (home / "x").symlink_to(tmp_path / "etc")  # now .../x/ssh is the secret folder
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(BotSpecError, match="on the way to it is a symlink"):
+        copy = build_program(program, work)
+        print("copied:", sorted(p.name for p in copy.path.iterdir()))
+    assert not list(work.rglob("ssh_host_key"))
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\tb", "a\u202eb", "a\u200bb", "a\u2028b",
+                                  "a\x00b"], ids=["newline", "tab", "bidi", "zero-width",
+                                                  "line-separator", "nul"])
+def test_a_store_name_with_a_control_or_invisible_character_is_refused(
+        tmp_path: Path, name: str) -> None:
+    """Found by review: a store name with a NUL was a ValueError out of add_bot, and one
+    with a newline, a bidi override or a zero-width space was stored: a folder of that
+    name, and a name that forges lines or reorders text in every table that shows it."""
+    folder = bot_folder(tmp_path)
+    db = tmp_path / "arena.db"
+    if "\x00" not in name:  # a command line cannot hold a NUL
+        out = arena("bot", "add", name, str(folder), "--db", str(db), "--sandbox", "required")
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "control or invisible character" in out.stderr, out.stderr
+    store = Store(db)
+    try:
+        with pytest.raises(BotSpecError, match="control or invisible character"):
+            botstore.add_bot(store, name, str(folder), sandbox="required")
+        assert store.rows("SELECT * FROM bots") == []
+    finally:
+        store.close()
+    stored = botstore.store_folder(db)
+    assert not stored.exists() or not any(stored.iterdir())
+
+
+@pytest.mark.parametrize("manifest", ['run = ["bot\\u0000.py"]\n', 'run = ["bot\\u0000"]\n',
+                                      'run = ["bot.py"]\nbuild = ["ma\\u0000ke"]\n'],
+                         ids=["run-py", "run", "build"])
+def test_a_nul_in_a_manifests_command_is_a_clear_error(tmp_path: Path, manifest: str) -> None:
+    """Found by review: TOML lets a string hold \\u0000; a NUL in `run` was a ValueError
+    traceback out of the check of a .py entry or out of the build's start, and in a
+    `run` without .py the seat's supervisor died "of a bot that sent more than it may"."""
+    folder = bot_folder(tmp_path, manifest)
+    with pytest.raises(BotSpecError, match="holds a NUL character"):
+        load_program(str(folder))
+    add_refused(tmp_path, folder, "holds a NUL character")
+
+
+def test_a_long_chain_of_symlinks_is_refused_at_once(tmp_path: Path) -> None:
+    """Found by review: each symlink was checked with os.path.realpath, which follows a
+    chain of any length by recursing once per link: 1,200 links in a chain were a
+    RecursionError traceback, and 20,000 in chains of 900 took two minutes of the
+    referee. Linux follows 40 at most: a longer chain is refused, fast."""
+    folder = bot_folder(tmp_path)
+    count = 1200
+    for n in range(count):
+        (folder / f"link{n}").symlink_to(f"link{n + 1}" if n + 1 < count else "bot.py")
+    began = time.monotonic()
+    with pytest.raises(BotSpecError, match="a chain of more than 40 symlinks"):
+        copy_tree(folder, tmp_path / "copy")
+    assert time.monotonic() - began < 10
+    assert not (tmp_path / "copy").exists()
+    add_refused(tmp_path, folder, "a chain of more than 40 symlinks")
+
+
+def test_a_chain_of_symlinks_the_system_follows_is_kept(tmp_path: Path) -> None:
+    folder = bot_folder(tmp_path)
+    (folder / "sub").mkdir()
+    for n in range(40):  # sub/l0 -> l1 -> ... -> l39 -> ../bot.py: 40 links in all
+        (folder / "sub" / f"l{n}").symlink_to(f"l{n + 1}" if n < 39 else "../bot.py")
+    copy_tree(folder, tmp_path / "copy")
+    assert (tmp_path / "copy" / "sub" / "l0").read_text() == GOOD_BOT
+
+
+def test_a_manifest_that_is_a_folder_is_called_one(tmp_path: Path) -> None:
+    """Found by review: a folder named bot.toml was "of an unknown kind"."""
+    folder = tmp_path / "bot"
+    (folder / "bot.toml").mkdir(parents=True)
+    with pytest.raises(BotSpecError, match="bot.toml: is a folder, not a regular file"):
+        load_program(str(folder))
+
+
+def test_a_copy_onto_an_existing_folder_leaves_it_alone(tmp_path: Path) -> None:
+    """Found by review: a copy onto a folder that exists failed, and its clean-up then
+    removed that folder, which was not the copy's."""
+    folder = bot_folder(tmp_path)
+    dest = tmp_path / "kept"
+    dest.mkdir()
+    (dest / "precious.txt").write_text("mine")
+    with pytest.raises(BotSpecError, match="it exists"):
+        copy_tree(folder, dest)
+    assert (dest / "precious.txt").read_text() == "mine"

@@ -211,3 +211,21 @@ def test_what_a_build_leaves_is_taken_under_the_stores_caps(tmp_path: Path, make
     program = builder(tmp_path, f"import os\n{make}\n")
     with pytest.raises(BotSpecError, match=f"its result was refused: .*{words}"):
         build(tmp_path, program, Limits())
+
+
+def test_a_builds_terminal_escapes_never_reach_the_organisers_terminal(
+        tmp_path: Path) -> None:
+    """Found by review: the build's output tail was shown as it was, so a build could
+    send escape sequences (clear the screen, set the title, OSC 52 the clipboard) and
+    bidi overrides to the terminal of whoever ran `arena bot add`. Lines stay lines."""
+    program = builder(tmp_path, """
+        import sys
+        sys.stdout.write("make: one\\n\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\u202eevil\\rover\\n")
+        sys.exit(7)
+    """)
+    with pytest.raises(BotSpecError, match="failed with exit status 7") as raised:
+        build(tmp_path, program, Limits())
+    text = str(raised.value)
+    assert "make: one\n" in text
+    assert not any(c in text for c in "\x1b\x07\r\u202e"), repr(text)
+    assert "\\x1b[2J" in text and "\\u202eevil\\rover" in text, repr(text)

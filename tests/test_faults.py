@@ -122,6 +122,34 @@ def test_a_bots_undecodable_bytes_are_quoted_as_json_text(tmp_path: Path) -> Non
         assert re.fullmatch(r'\{"type":"action","seq":\d+,"action":"\\xff\\xfeGO\x00"\}',
                             quoted), quoted
 
+def test_a_bots_string_in_a_decoders_message_is_escaped_and_cut(tmp_path: Path) -> None:
+    """Issue 13 B4, found by review: msgspec's own message quotes an unknown ``type`` raw
+    ("Invalid value '...'"), so a bot wrote a forged line into the log, a bidi control
+    into a terminal, and 200 KB into every fault message."""
+    (record,) = play(tmp_path, "forged_type")
+    seat = record.seats[0]
+    assert seat.forfeited and seat.faults == {"malformed": 3}, seat.faults
+    for entry in seat.fault_log:
+        assert entry.startswith("malformed") and "wrong shape" in entry, entry
+        assert "\n" not in entry and "\u202e" not in entry, entry
+        assert all(" " <= c <= "~" for c in entry), entry
+        assert len(entry) < 1000, f"{len(entry)} characters"
+        assert "GO\\n2026-12-01 INFO" in entry, entry  # escaped, still readable
+
+
+def test_an_illegal_action_is_quoted_in_ascii(tmp_path: Path) -> None:
+    """Issue 13 B4, found by review: an illegal action was quoted as JSON but not in
+    ASCII, so a bidi override or a line separator of the bot's reached the log and the
+    terminal as it was."""
+    (record,) = play(tmp_path, "illegal_bidi")
+    seat = record.seats[0]
+    assert seat.faults.get("illegal", 0) >= 1, seat.faults
+    for entry in seat.fault_log:
+        assert all(" " <= c <= "~" for c in entry), entry
+    assert any('"\\u202eGO\\u2028OK" is not one of the legal actions' in entry
+               for entry in seat.fault_log), seat.fault_log
+
+
 def test_a_forfeited_bot_is_stopped_at_once_and_fresh_for_the_next_game(tmp_path: Path) -> None:
     records = play(tmp_path, "illegal", games=2)
     for record in records:

@@ -257,3 +257,109 @@ def test_out_of_descriptors_it_refuses_without_spinning(db: Path, tmp_path: Path
         resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE, (128, 128))
         served_within(server.port, SERVED_WITHIN_S)
         assert server.process.poll() is None, server.stderr.read_text()
+
+
+def server_send_queues(port: int) -> list[int]:
+    """The bytes each of the server's connections on ``port`` has queued to send and its
+    client has not taken, from /proc/net/tcp (the tx_queue of each local end on port)."""
+    queues = []
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, queue = fields[1], fields[3], fields[4]
+        if int(local.split(":")[1], 16) == port and state == "01":  # ESTABLISHED
+            queues.append(int(queue.split(":")[0], 16))
+    return queues
+
+
+def test_clients_that_never_read_their_answers_leave_room_for_a_real_client(
+        db: Path, tmp_path: Path) -> None:
+    """Clients that pipeline many requests and never read the answers: once the answers
+    fill the socket buffers every connection waits on its client to read, which it never
+    does. That held every slot for the whole write timeout (30 s), renewable at will;
+    now the one that waited longest is cut off for a newcomer, as an idle one is."""
+    cap = 8
+    with serving(db, tmp_path, "--max-connections", str(cap)) as server, \
+            ExitStack() as stack:
+        for _ in range(cap):
+            sock = stack.enter_context(socket.socket())
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect
+            sock.settimeout(10)
+            sock.connect((HOST, server.port))
+            # 2,000 requests, 60 KB: answered with about 8 MB, more than the buffers hold
+            sock.sendall(b"HEAD / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n" * 1000)
+        began = time.monotonic()
+        stalled: list[int] = []
+        while time.monotonic() - began < 60:  # until every answer is stuck in a full buffer
+            queues = server_send_queues(server.port)
+            time.sleep(0.5)
+            if (len(queues) >= cap and all(queues)
+                    and sorted(queues) == sorted(server_send_queues(server.port))):
+                stalled = queues
+                break
+        assert stalled, f"the answers never filled the buffers: {queues}"
+        took = served_within(server.port, SERVED_WITHIN_S)
+        assert server.process.poll() is None, server.stderr.read_text()
+        print(f"{cap} stalled readers ({min(stalled)}+ bytes queued each): served in "
+              f"{took:.3f} s")
+
+
+def test_huge_headers_cost_the_server_little_memory(db: Path, tmp_path: Path) -> None:
+    """http.server alone reads 100 header lines of 64 KiB each, 6.5 MB a request, and
+    keeps them until the request is done: 120 connections held 790 MB of the server.
+    Now the headers are read up to 64 KiB and a request with more is answered 431."""
+    def peak_mb(server: Server) -> float:
+        status = Path(f"/proc/{server.process.pid}/status").read_text()
+        return int(re.search(r"VmHWM:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
+
+    head = (b"GET / HTTP/1.1\r\nHost: arena\r\n"
+            + b"".join(b"X-%d: %s\r\n" % (n, b"a" * 65_000) for n in range(99)))
+    count = 40
+    with serving(db, tmp_path) as server, ExitStack() as stack:
+        assert request(server.port) == 200
+        before = peak_mb(server)
+
+        def flood(sock: socket.socket) -> None:
+            try:
+                sock.sendall(head)  # never ends its headers
+            except OSError:
+                pass  # answered and closed before all was sent: what should happen
+
+        sockets = [stack.enter_context(socket.create_connection((HOST, server.port),
+                                                                timeout=10))
+                   for _ in range(count)]
+        threads = [threading.Thread(target=flood, args=(sock,), daemon=True)
+                   for sock in sockets]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        time.sleep(1.0)
+        grew = peak_mb(server) - before
+        assert grew < 64, f"{count} requests of 6.5 MB of headers took {grew:.0f} MB"
+        answer = sockets[0].recv(65536)
+        assert re.match(rb"HTTP/1\.1 431 ", answer), answer[:200]
+        assert b"more than 64 KiB" in answer
+        assert request(server.port) == 200
+        print(f"{count} x 6.5 MB of headers: the server grew {grew:.1f} MB")
+
+
+def test_request_bodies_that_trickle_in_cost_the_server_little_memory(
+        db: Path, tmp_path: Path) -> None:
+    """A POST's body (answered 405) is read so the client sees the answer: it was read
+    whole, so a body of 1 MiB short of its last bytes held 1 MiB per connection until
+    the request deadline. Now it is read in chunks and dropped."""
+    count = 60
+    with serving(db, tmp_path) as server, ExitStack() as stack:
+        assert request(server.port) == 200
+        status = Path(f"/proc/{server.process.pid}/status")
+        before = int(re.search(r"VmHWM:\s+(\d+)", status.read_text())[1])  # type: ignore[index]
+        for _ in range(count):
+            sock = stack.enter_context(socket.create_connection((HOST, server.port),
+                                                                timeout=10))
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: arena\r\nContent-Length: 1048576\r\n\r\n"
+                         + b"a" * 1_048_000)  # and never the rest
+        time.sleep(2.0)
+        after = int(re.search(r"VmHWM:\s+(\d+)", status.read_text())[1])  # type: ignore[index]
+        grew = (after - before) / 1024
+        assert grew < 24, f"{count} bodies of 1 MiB took {grew:.0f} MB"
+        assert request(server.port) == 200

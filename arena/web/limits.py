@@ -11,16 +11,18 @@ loop spun on EMFILE. Here:
   connection's next request), however slowly the bytes trickle (:class:`DeadlineReader`;
   a per-``recv`` timeout alone lets one byte a second go on for ever);
 - an **idle timeout** for a keep-alive connection waiting for its next request;
-- at the cap, the connection that has waited longest for its request is **cut off** to
-  make room (:class:`Slots`), so a flood of idle connections cannot keep a real client
-  out; only when every slot is busy building a page is a newcomer **refused** with a
-  ``503`` (:func:`refuse`);
+- at the cap, the connection that has waited longest on its client, for its request or
+  for the client to take its answer, is **cut off** to make room (:class:`Slots`), so a
+  flood of idle connections, or of clients that pipeline requests and never read the
+  answers, cannot keep a real client out; only when every slot is busy building a page
+  is a newcomer **refused** with a ``503`` (:func:`refuse`);
 - a **spare descriptor**, given up to accept and refuse one connection when the process
   is out of descriptors anyway, so that accept never spins on EMFILE (:class:`Spare`).
 """
 
 from __future__ import annotations
 
+import http.client
 import io
 import os
 import resource
@@ -45,6 +47,13 @@ connections being cut off."""
 WRITE_TIMEOUT_S = 30.0
 """How long one write of a response may take: a client that does not read its page
 gives up its slot after this (a 600 KB replay page needs 20 KB/s)."""
+
+HEAD_BYTES = 64 * 1024
+"""Bytes of headers a request may send. http.server alone allows 100 lines of 64 KiB
+each, and keeps them all: 120 connections held 790 MB of the server's memory."""
+
+WRITE_CHUNK = 64 * 1024
+"""Bytes of a response sent at a time: each chunk the client takes shows it is reading."""
 
 
 @dataclass(frozen=True)
@@ -81,10 +90,11 @@ def connection_cap(wanted: int) -> int:
 class _Connection:
     sock: socket.socket
     deadline: float | None
-    """While waiting for a request: when to give up (time.monotonic). None while its
-    request is being answered."""
+    """While waiting on the client (for a request, or for it to take its answer): when to
+    give up (time.monotonic). None while its answer is being built."""
     since: float
-    """When the current wait began: the longest waiting is cut off first."""
+    """When the current wait began (for an answer, when the client last took a chunk of
+    it): the longest waiting is cut off first."""
     evicted: bool = False
 
 
@@ -129,6 +139,15 @@ class Slots:
             if (connection := self._connections.get(sock)) is not None:
                 connection.deadline = None
 
+    def sending(self, sock: socket.socket, deadline: float) -> None:
+        """The connection now waits for its client to take (the next chunk of) its answer,
+        until ``deadline``: a client that stops reading can be cut off for a newcomer, as
+        one that stops sending can (issue 13 A9: pipelined requests whose answers are
+        never read held every slot for the whole write timeout)."""
+        with self._lock:
+            if (connection := self._connections.get(sock)) is not None:
+                connection.deadline, connection.since = deadline, time.monotonic()
+
     def release(self, sock: socket.socket) -> None:
         """The connection is closed: its slot is free."""
         with self._lock:
@@ -144,19 +163,34 @@ class Slots:
             connection = _Connection(sock, now + timeout_s, now)
         return io.BufferedReader(DeadlineReader(sock, connection))
 
+    def writer(self, sock: socket.socket) -> DeadlineWriter:
+        """The connection's answers, sent in chunks within a deadline per answer."""
+        with self._lock:
+            connection = self._connections.get(sock)
+        if connection is None:
+            now = time.monotonic()
+            connection = _Connection(sock, None, now)
+        return DeadlineWriter(sock, connection, self)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._connections)
 
 
+class HeadersTooLarge(http.client.HTTPException):
+    """A request's headers are over :data:`HEAD_BYTES` (http.server answers it 431)."""
+
+
 class DeadlineReader(io.RawIOBase):
     """A socket's bytes, each ``recv`` bounded by the time left until the connection's
-    deadline: a request trickled one byte at a time still ends at its deadline."""
+    deadline: a request trickled one byte at a time still ends at its deadline. While
+    ``budget`` is set (the headers are read), at most that many bytes more are read."""
 
     def __init__(self, sock: socket.socket, connection: _Connection) -> None:
         super().__init__()
         self._sock = sock
         self._connection = connection
+        self.budget: int | None = None
 
     def readable(self) -> bool:
         return True
@@ -170,10 +204,58 @@ class DeadlineReader(io.RawIOBase):
             if left <= 0:
                 raise TimeoutError("the request did not arrive in time")
             self._sock.settimeout(left)
+        if self.budget is not None:
+            if self.budget <= 0:
+                raise HeadersTooLarge(f"they take more than {HEAD_BYTES // 1024} KiB, "
+                                      f"the most this server reads")
+            buffer = buffer[:self.budget]
         count = self._sock.recv_into(buffer)
+        if self.budget is not None:
+            self.budget -= count
         if connection.evicted:  # its recv was woken by the shutdown: not a client's EOF
             raise TimeoutError("cut off to make room for a newer connection")
         return count
+
+
+class DeadlineWriter(io.BufferedIOBase):
+    """A socket's answers: each answer must be taken within WRITE_TIMEOUT_S of its start
+    (:meth:`start`), and while the client is taking it the connection counts as waiting
+    on it (:meth:`Slots.sending`), so a client that never reads can be cut off."""
+
+    def __init__(self, sock: socket.socket, connection: _Connection, slots: Slots) -> None:
+        super().__init__()
+        self._sock, self._connection, self._slots = sock, connection, slots
+        self._deadline: float | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def start(self, timeout_s: float = WRITE_TIMEOUT_S) -> None:
+        """A new answer begins: it has ``timeout_s`` to be taken."""
+        self._deadline = time.monotonic() + timeout_s
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._deadline is None:
+            self.start()
+        assert self._deadline is not None
+        with memoryview(data) as view, view.cast("B") as raw:
+            for at in range(0, len(raw), WRITE_CHUNK):
+                left = self._deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("the client did not take its answer in time")
+                self._slots.sending(self._sock, self._deadline)
+                self._sock.settimeout(left)
+                try:
+                    self._sock.sendall(raw[at:at + WRITE_CHUNK])
+                except OSError:
+                    if self._connection.evicted:  # woken by the shutdown of admit
+                        raise TimeoutError("cut off to make room for a newer connection") \
+                            from None
+                    raise
+            return len(raw)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
 
 
 def refuse(sock: socket.socket, response: bytes) -> None:

@@ -26,8 +26,10 @@ from leaderboard.store import StoreError
 from leaderboard.web import ReadOnlyStore, error_page, is_busy
 
 from .limits import (
+    HEAD_BYTES,
     RENDER_SLOTS,
     WRITE_TIMEOUT_S,
+    DeadlineReader,
     ServeLimits,
     Slots,
     Spare,
@@ -154,13 +156,16 @@ class Handler(BaseHTTPRequestHandler):
     served = False
 
     def setup(self) -> None:
-        """Reads bounded by the connection's deadline, writes by WRITE_TIMEOUT_S."""
+        """Reads bounded by the connection's deadline, each answer by WRITE_TIMEOUT_S."""
         super().setup()
         self.connection.settimeout(WRITE_TIMEOUT_S)
         self.rfile.close()
         self.reader = self.server.slots.reader(self.connection,
                                                self.server.limits.request_timeout_s)
         self.rfile = self.reader
+        self.wfile.close()
+        self.writer = self.server.slots.writer(self.connection)
+        self.wfile = self.writer
 
     def handle_one_request(self) -> None:
         """One request; on a kept-alive connection first wait for it, at most the idle
@@ -177,7 +182,19 @@ class Handler(BaseHTTPRequestHandler):
                 return
             slots.waiting(self.request, limits.request_timeout_s)
         self.served = True
+        self.writer.start(WRITE_TIMEOUT_S)  # for a "100 Continue", before any _send
         super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        """The request line and headers, reading at most HEAD_BYTES of headers (issue 13
+        A9: each connection could make the server keep 6.5 MB of them)."""
+        raw = self.reader.raw
+        assert isinstance(raw, DeadlineReader)
+        raw.budget = HEAD_BYTES
+        try:
+            return super().parse_request()
+        finally:
+            raw.budget = None
 
     def _segments(self) -> list[str] | None:
         """The request path as decoded segments, or None if it tries to leave the site."""
@@ -216,8 +233,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: str, head: bool = False,
               extra: dict[str, str] | None = None) -> None:
-        self.server.slots.answering(self.request)
-        self.connection.settimeout(WRITE_TIMEOUT_S)
+        self.writer.start(WRITE_TIMEOUT_S)
         data = body.encode("utf-8")
         self.send_response(status)
         for key, value in {**HEADERS, **(extra or {})}.items():
@@ -244,7 +260,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:  # "Content-Length: abc" was a ValueError and no answer at all
             length = 0
         if 0 < length <= 1 << 20:
-            self.rfile.read(length)  # read what was sent, so the client sees the answer
+            # Read what was sent, so the client sees the answer; in chunks, dropped: a
+            # body of 1 MiB held whole while it trickled in cost 1 MiB a connection.
+            while length > 0 and (chunk := self.rfile.read(min(length, 64 * 1024))):
+                length -= len(chunk)
         self.close_connection = True
         self._send(405, error_page(405, f"This server only shows pages: {self.command} is not "
                                    "allowed, only GET and HEAD.", "/"),
@@ -262,6 +281,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         self.close_connection = True
         sentence = message or HTTPStatus(code).phrase
+        if code == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE and explain:
+            sentence = f"{sentence}: {explain}"  # which limit: lines, their count or bytes
         self._send(code, error_page(code, f"{sentence}.", "/"), head=self.command == "HEAD")
 
     def log_message(self, format: str, *args: object) -> None:

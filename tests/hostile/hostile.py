@@ -392,6 +392,9 @@ def main(mode: str) -> None:
             sock.send(b"\xffthis is not json{")
         elif mode == "not_utf8":  # binary inside a string: quoted as JSON text (issue 13 B4)
             sock.send(b'{"type":"action","seq":%d,"action":"\xff\xfeGO\x00"}' % act["seq"])
+        elif mode == "forged_type":  # msgspec quotes an unknown type raw (issue 13 B4)
+            sock.send_json({"type": "GO\n2026-12-01 INFO seat 1: forfeit\u202e<b>" + "x" * 200_000,
+                            "seq": act["seq"]})
         elif mode == "wrong_shape":
             sock.send_json({"type": "action", "seq": act["seq"], "move": "GO"})
         elif mode == "deep":
@@ -399,6 +402,8 @@ def main(mode: str) -> None:
                       + b"]" * 100_000 + b"}")
         elif mode == "illegal":
             answer(sock, act, action="FOLD")
+        elif mode == "illegal_bidi":  # a bidi override and a line separator (issue 13 B4)
+            answer(sock, act, action="\u202eGO\u2028OK")
         elif mode == "oversize":
             sock.send_json({"type": "action", "seq": act["seq"], "action": "x" * (2 << 20)})
         elif mode == "flood":
