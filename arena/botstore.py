@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import unicodedata
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from referee.errors import BotSpecError
 from referee.programs import build_program, load_program
 from referee.sandbox import Limits
 from referee.seats import ProgramSeat
+from referee.text import hidden
 
 HANDSHAKE_S = 10.0
 
@@ -79,11 +79,10 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     # The name is a folder's name and shown in every table and log line: a NUL was a
     # ValueError, a newline forged lines, a bidi override reordered a table's text, and
     # a zero-width space made two names look alike (found by review).
-    hidden = sorted({f"U+{ord(c):04X}" for c in name
-                     if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")})
-    if hidden:
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
         raise BotSpecError(f"bot name {name!r} holds a control or invisible character "
-                           f"({', '.join(hidden)}): use letters, digits and punctuation")
+                           f"({', '.join(unseen)}): use letters, digits and punctuation")
     # The store keeps a bot's files in a folder of its name, and the web export a page of
     # it: on a case-insensitive file system (macOS, Windows) 'Foo' and 'foo' would be one.
     for row in store.rows("SELECT DISTINCT name FROM bots"):

@@ -9,7 +9,6 @@ in :func:`arena.cli_league.opened`.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import click
 from leaderboard import board, views
 from leaderboard.store import Store
 from referee.games import get_game
+from referee.text import printable
 
 from .cli_league import db_option, echo_json, json_option, opened
 
@@ -153,10 +153,3 @@ def _known_bot(store: Store, name: str, version: int | None = None) -> None:
         store.bot(name)  # the store's own error: no such bot, and which there are
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: str) -> str:
-    """A bot's text made safe for a terminal: control characters (escape sequences that
-    could rewrite the screen or the title) shown as ``\\xNN``; lines and tabs kept."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from referee.records import GameRecord
+from referee.text import printable
 
 _PER_GAME_LIMIT = 20  # beyond this many games, show only the summary
 
@@ -83,13 +84,14 @@ def print_check(findings: Any) -> None:
                         ("note", findings.notes)):
         for line in lines:
             # markup=False: these lines quote the bot's own bytes, never rich markup.
-            console.print(f"  {kind}: {line}", markup=False, soft_wrap=True)
+            console.print(f"  {kind}: {printable(line)}", markup=False, soft_wrap=True)
     for title, lines in (("its stderr ends with", findings.stderr_tail),
                          ("the build's output ends with", findings.build_log)):
         if lines:
             console.print(f"  {title}:", markup=False, soft_wrap=True)
             for line in lines:
-                console.print(f"    | {line}", markup=False, soft_wrap=True)
+                # The bot's own output: no escape sequence of it reaches the terminal.
+                console.print(f"    | {printable(line)}", markup=False, soft_wrap=True)
     if findings.records:
         table = games_table(findings.records, len(findings.records[0].seats))
         table.title = "Games (the bot is seat 0)"

@@ -21,7 +21,6 @@ import selectors
 import subprocess
 import tempfile
 import time
-import unicodedata
 from pathlib import Path
 
 from . import gate
@@ -29,13 +28,12 @@ from .botfiles import BotFileLimits, copy_tree, tree_size
 from .errors import BotSpecError, RefereeError
 from .programs import BotProgram, moved
 from .sandbox import BOT_ROOT, BUILD_SOURCE, Limits, Sandbox
+from .text import printable
 
 TAIL_BYTES = 16 * 1024
 """The build's last output kept for its error; the rest is counted and dropped."""
 SHOWN_CHARS = 2000
 """Of that tail, what an error quotes."""
-_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
-"""Unicode categories of control and invisible characters: escaped when shown."""
 
 # Inside the sandbox: copy the bot in, build with stdout joined to stderr and no stdin,
 # report, then wait until the referee has copied the result out.
@@ -67,8 +65,7 @@ class _Tail:
         text = self.data.decode(errors="replace")
         cut = max(0, len(text) - SHOWN_CHARS)
         before = f"[{self.dropped + cut} earlier characters of output not shown]\n"
-        shown = "".join(c if c in "\n\t" or unicodedata.category(c) not in _HIDDEN
-                        else c.encode("unicode_escape").decode("ascii") for c in text[cut:])
+        shown = printable(text[cut:])
         return (before if self.dropped or cut else "") + shown
 
 

@@ -127,3 +127,23 @@ def test_the_text_report_shows_ranks_and_scores_as_json_does() -> None:
         cells = [c.strip() for c in row.strip("│").split("│")]
         assert cells[0] == str(game["seed"])
         assert cells[3:] == [f"{s['rank']} ({s['score']})" for s in game["seats"]]
+
+
+ESCAPING = """\
+import sys
+# An escape sequence that clears the screen, an OSC 52 that sets the clipboard, and a
+# bidi override: a hostile bot's stderr, shown by its check to whoever runs it.
+sys.stderr.write("\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07gotcha\\u202e\\n")
+sys.stderr.flush()
+raise SystemExit(3)
+"""
+
+
+def test_a_bots_stderr_reaches_the_terminal_with_its_escapes_escaped(tmp_path: Path) -> None:
+    bot = tmp_path / "escaper.py"
+    bot.write_text(ESCAPING)
+    out = arena("bot", "check", str(bot), "--game", "stop-me", "-n", "1")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "gotcha" in out.stdout
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout and "\u202e" not in out.stdout
+    assert "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07gotcha\\u202e" in out.stdout
