@@ -240,6 +240,10 @@ class Sandbox:
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
             *_library_binds(),
             "--proc", "/proc", "--dev", "/dev",
+            # No terminals (issue 13 A5, found by review): every devpts but the host's own
+            # draws from one pool (kernel.pty.max less its reserve, 3072), which one bot's
+            # tree could take from every other sandbox. A bot has no use for a terminal.
+            "--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts",
             # A private /dev/shm, capped like /tmp: Python's multiprocessing (its locks and
             # queues) needs a writable one, and bwrap's own is root's.
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/dev/shm",

@@ -246,6 +246,56 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
         assert _said(log, "node ").split()[:2] == [str(os.cpu_count()), "0,0,0"], log
 
 
+def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: the inode count (a file made in one bot's /tmp), the
+    AIO events and the terminals in use are host-wide; so are /proc/fs's free blocks of
+    the disk. Any process moved them and every sandbox read them: a channel between the
+    bots of a match. They read as constants now, and a bot can take neither the
+    machine's AIO events nor its terminals, from the other bots or the host."""
+    import ctypes
+    import threading
+
+    stop = threading.Event()
+
+    def move_the_counts() -> None:  # what another bot, or any process, does meanwhile
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        number = {"x86_64": 206, "aarch64": 0}[os.uname().machine]
+        while not stop.is_set():
+            terminals = [os.openpty() for _ in range(5)]
+            context = ctypes.c_ulong(0)
+            made = libc.syscall(number, 100, ctypes.byref(context)) == 0
+            files = [tmp_path / f"inode{i}" for i in range(200)]
+            for path in files:
+                path.touch()
+            stop.wait(0.05)
+            for path in files:
+                path.unlink()
+            if made:
+                libc.syscall(number + 1, context)  # io_destroy
+            for pair in terminals:
+                for fd in pair:
+                    os.close(fd)
+            stop.wait(0.05)
+
+    mover = threading.Thread(target=move_the_counts, daemon=True)
+    mover.start()
+    try:
+        bot = hostile(tmp_path, "shared_counters", wait_s=1.0)
+        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                               log_dir=tmp_path / "logs", sandbox="required")
+    finally:
+        stop.set()
+        mover.join(10)
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "changed: ") == "[]", log  # before: all three
+    assert _said(log, "proc fs ") == "[]", log  # before: ['ext4', ...]
+    assert _said(log, "io_setup ") == "refused: Function not implemented", log
+    assert _said(log, "terminal ") == "refused: No such file or directory", log
+
+
 @pytest.mark.skipif(not cgroups.probe().cpu,
                     reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
 def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:

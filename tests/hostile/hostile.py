@@ -186,6 +186,44 @@ def host_activity() -> None:
         say(f"node {done.stdout.strip()} {done.stderr.strip()[-200:]}")
 
 
+def shared_counters() -> None:
+    """Issue 13 A5 (found by review): host-wide counts that one sandbox moves and another
+    reads, read twice; and the machine-wide pools behind them, tried."""
+    names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr")
+
+    def read() -> dict:
+        out = {}
+        for name in names:
+            try:
+                with open(f"/proc/{name}") as source:
+                    out[name] = source.read()
+            except OSError as err:
+                out[name] = err.strerror
+        return out
+
+    first = read()
+    time.sleep(PARAMS.get("wait_s", 1.0))
+    second = read()
+    say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
+    try:
+        say(f"proc fs {sorted(os.listdir('/proc/fs'))}")
+    except OSError as err:
+        say(f"proc fs {err.strerror}")
+    ctypes, libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    context = ctypes.c_ulong(0)
+    number = {"x86_64": 206, "aarch64": 0}[os.uname().machine]
+    if libc.syscall(number, 30000, ctypes.byref(context)) == 0:
+        say("io_setup took 30000 AIO events")
+    else:
+        say(f"io_setup refused: {os.strerror(ctypes.get_errno())}")
+    try:
+        HELD.append(os.openpty())
+        say("terminal opened")
+    except OSError as err:
+        say(f"terminal refused: {err.strerror}")
+
+
 def say(text: str) -> None:
     print(f"hostile: {text}", file=sys.stderr, flush=True)
 
@@ -313,6 +351,8 @@ def escape_attempts(mode: str) -> None:
         shared_hog()
     if mode == "host_activity":
         host_activity()
+    if mode == "shared_counters":
+        shared_counters()
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes
