@@ -30,10 +30,12 @@ _ZERO_FIELDS = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/inode-state",
 """Host-wide one-line counts (open files, inodes, dentries, AIO events, terminals), shown
 as that many zeros. A bot moves the inode count with every file it makes in its /tmp, and
 the others read it (issue 13 A5, found by review): no host-wide count stays visible."""
-_EMPTY_FOLDERS = ("fs",)
-"""Folders of host-wide figures hidden behind an empty tmpfs (mode 0555, 4 KiB): ``/proc/fs/ext4``
-shows the free blocks of every group of the host's disk, which move with the referee's
-writes of a bot's stderr (issue 13 A5, found by review)."""
+_EMPTY_FOLDERS = ("fs", "irq", "sys/fs/quota")
+"""Folders of host-wide figures hidden behind an empty tmpfs (mode 0555, 4 KiB), issue 13
+A5, found by review: ``/proc/fs/ext4`` shows the free blocks of every group of the host's
+disk, which move with the referee's writes of a bot's stderr; ``/proc/irq/*/spurious``
+counts each device's interrupts (a bot's reads of the disk); ``/proc/sys/fs/quota/syncs``
+counts every ``sync()`` of the machine, a bot's too."""
 
 
 @functools.lru_cache(maxsize=1)

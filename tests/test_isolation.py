@@ -248,8 +248,8 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
 
 def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
     """Issue 13 A5, found by review: the inode count (a file made in one bot's /tmp), the
-    AIO events and the terminals in use are host-wide; so are /proc/fs's free blocks of
-    the disk. Any process moved them and every sandbox read them: a channel between the
+    AIO events, the terminals in use and the syncs are host-wide; so are /proc/fs's free
+    blocks of the disk and /proc/irq's interrupt counts. Any process moved them and every sandbox read them: a channel between the
     bots of a match. They read as constants now, and a bot can take neither the
     machine's AIO events nor its terminals, from the other bots or the host."""
     import ctypes
@@ -290,8 +290,9 @@ def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
         mover.join(10)
     assert record.seats[0].status == "ok", record.seats[0].fault_log
     log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
-    assert _said(log, "changed: ") == "[]", log  # before: all three
+    assert _said(log, "changed: ") == "[]", log  # before: each of them
     assert _said(log, "proc fs ") == "[]", log  # before: ['ext4', ...]
+    assert _said(log, "proc irq ") == "[]", log  # before: ['0', '1', ...]
     assert _said(log, "io_setup ") == "refused: Function not implemented", log
     assert _said(log, "terminal ") == "refused: No such file or directory", log
 

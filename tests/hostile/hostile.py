@@ -189,7 +189,8 @@ def host_activity() -> None:
 def shared_counters() -> None:
     """Issue 13 A5 (found by review): host-wide counts that one sandbox moves and another
     reads, read twice; and the machine-wide pools behind them, tried."""
-    names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr")
+    names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr",
+             "sys/fs/quota/syncs")
 
     def read() -> dict:
         out = {}
@@ -202,13 +203,15 @@ def shared_counters() -> None:
         return out
 
     first = read()
+    os.sync()  # counted in quota/syncs, for every sandbox to read
     time.sleep(PARAMS.get("wait_s", 1.0))
     second = read()
     say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
-    try:
-        say(f"proc fs {sorted(os.listdir('/proc/fs'))}")
-    except OSError as err:
-        say(f"proc fs {err.strerror}")
+    for folder in ("fs", "irq"):
+        try:
+            say(f"proc {folder} {sorted(os.listdir(f'/proc/{folder}'))}")
+        except OSError as err:
+            say(f"proc {folder} {err.strerror}")
     ctypes, libc = _libc()
     libc.syscall.restype = ctypes.c_long
     context = ctypes.c_ulong(0)
