@@ -188,6 +188,17 @@ def test_no_kernel_keyring_shared_between_bots(tmp_path: Path) -> None:
     assert record.seats[0].status == "ok"
 
 
+def test_a_crash_dumps_no_core(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: a bot's core dump goes where the host's core_pattern
+    says; with a pipe there (systemd-coredump, apport) a helper outside the sandbox, its
+    cgroups and its caps takes it, whatever the soft limit says. RLIMIT_CORE is 1 byte,
+    soft and hard: too small for a core file, and the kernel's sign to skip a pipe."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "core_dump"))
+    assert "core limit (1, 1)" in stderr, stderr  # before: (0, -1), raised at will
+    assert "core dumped: False" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
 def test_the_seccomp_filter_knows_its_architectures() -> None:
     from referee.sandbox import seccomp_filter
 

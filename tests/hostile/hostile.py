@@ -356,6 +356,23 @@ def escape_attempts(mode: str) -> None:
         host_activity()
     if mode == "shared_counters":
         shared_counters()
+    if mode == "core_dump":
+        # A crash's core goes to the host's core_pattern: with a pipe (systemd-coredump,
+        # apport) a helper outside the sandbox takes it, whatever the soft limit says.
+        import resource
+
+        say(f"core limit {resource.getrlimit(resource.RLIMIT_CORE)}")
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2)
+        except (ValueError, OSError) as err:
+            say(f"core limit raise refused: {err}")
+        _, libc = _libc()
+        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        os.chdir("/tmp")
+        if (child := os.fork()) == 0:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        _, status = os.waitpid(child, 0)
+        say(f"core dumped: {os.WCOREDUMP(status)}")
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes
