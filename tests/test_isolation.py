@@ -316,6 +316,32 @@ def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
             tree.kill()
 
 
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_a_bots_memory_cap_counts_swap_too() -> None:
+    """Issue 13 A5, found by review: the tree's memory cap was RAM only, so on a host with
+    swap a bot could page out and go on allocating, up to all the machine's swap. A real
+    bot's groups, read while it runs: RAM and swap together at the cap (v1), or no swap
+    (v2), wherever the kernel accounts swap."""
+    import subprocess
+    import sys
+
+    version = cgroups.probe().version or 1
+    tree = cgroups.TreeLimits(version, 96 << 20, 8)
+    bot = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        tree.enter(bot.pid)
+        (memory,) = [f for f in tree.folders if f.parent == cgroups._own(
+            "memory" if version == 1 else "")]
+        assert str(bot.pid) in (memory / "cgroup.procs").read_text().split()
+        swap = memory / ("memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max")
+        if not swap.exists():
+            pytest.skip(f"this kernel accounts no swap ({swap.name} is missing)")
+        assert swap.read_text().strip() == (str(96 << 20) if version == 1 else "0")
+    finally:
+        tree.kill()
+        bot.wait()
+
+
 @pytest.mark.skipif(cgroups.probe().version != 1, reason="needs cgroup v1 here")
 def test_without_a_cpu_controller_the_other_limits_hold_and_arena_says_so(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
