@@ -8,6 +8,7 @@ bots in the real bubblewrap sandbox, beside well-behaved bots.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,37 @@ def test_concurrent_referees_never_share_a_seat_uid(tmp_path: Path) -> None:
     assert len(seen) == 6 and len(set(seen)) == 6, seen
     assert set(seen) == set(range(2100000100, 2100000106))
     assert processes_mentioning(tmp_path.name) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_a_seat_never_runs_with_a_named_groups_gid(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: a seat runs with its uid as its gid, and a range given
+    by hand may hold the gid of a group that has no user of that number (Debian's shadow
+    group is gid 42, and root:shadow 0640 /etc/shadow is in the sandbox). That uid is
+    passed over like a named user's."""
+    import grp
+    import pwd
+
+    def named(number: int, lookup: Callable[[int], object]) -> bool:
+        try:
+            lookup(number)
+        except KeyError:
+            return False
+        return True
+
+    group = next((g for g in range(1, 60000) if named(g, grp.getgrgid)
+                  and not named(g, pwd.getpwuid) and not named(g + 1, grp.getgrgid)
+                  and not named(g + 1, pwd.getpwuid)), None)
+    if group is None:
+        pytest.skip("no group here whose gid is no user's, with a free number after it")
+    bot = hostile(tmp_path, "ids")
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                           log_dir=tmp_path / "logs", sandbox="required",
+                           limits=Limits(seat_uids=f"{group}-{group + 1}"))
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "uid ") == f"{group + 1} gid {group + 1}", log  # before: the group's
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
