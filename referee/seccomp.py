@@ -28,6 +28,11 @@ import struct
 #   a kernel without AIO. Their events count against fs.aio-max-nr, one pool for the
 #   whole machine: one bot took 31,000 of its 65,536 with one call, and a few calls take
 #   them all, from the other bots and the host. glibc's POSIX AIO uses threads instead.
+# * No performance counters (issue 13 A5, found by review): perf_event_open fails with
+#   EACCES, as under kernel.perf_event_paranoid 3. Where the host's setting is 0 or less
+#   (some CI images), a bot could count every CPU's cycles, whoever runs on them: how
+#   long an opponent thinks; and everywhere, exact counts of its own cache misses are
+#   the sharpest probe of the caches it shares with the other bots.
 # * sync and syncfs do nothing and succeed (issue 13 A5, found by review): they flush the
 #   whole host's disk (syncfs on a descriptor of /usr syncs the host's root file system),
 #   and each sync counts in /proc/sys/fs/quota/syncs, which every sandbox read. A bot
@@ -37,11 +42,11 @@ _SECCOMP_ARCH = {  # machine: AUDIT_ARCH and the syscall numbers below
     "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
                             "request_key": 249, "keyctl": 250, "flock": 73, "fcntl": 72,
                             "inotify_add_watch": 254, "fanotify_init": 300, "io_setup": 206,
-                            "sync": 162, "syncfs": 306}),
+                            "sync": 162, "syncfs": 306, "perf_event_open": 298}),
     "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
                              "request_key": 218, "keyctl": 219, "flock": 32, "fcntl": 25,
                              "inotify_add_watch": 27, "fanotify_init": 262, "io_setup": 0,
-                             "sync": 81, "syncfs": 267}),
+                             "sync": 81, "syncfs": 267, "perf_event_open": 241}),
 }
 _CLONE_NEWUSER = 0x10000000
 _X32_SYSCALL_BIT = 0x40000000
@@ -75,6 +80,7 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         (jeq, "noop", 0, nr["syncfs"]),
         (jeq, "nolck", 0, nr["flock"]),
         (jeq, "acces", 0, nr["inotify_add_watch"]),
+        (jeq, "acces", 0, nr["perf_event_open"]),
         (jeq, "fcntl", 0, nr["fcntl"]),
         (ret, 0, 0, allow),
         "flags",

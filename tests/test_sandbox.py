@@ -199,6 +199,14 @@ def test_a_crash_dumps_no_core(tmp_path: Path) -> None:
     assert record.seats[0].status == "ok"
 
 
+def test_no_performance_counters(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: perf_event_open is refused as under
+    kernel.perf_event_paranoid 3; where the host allows less, a bot counted a whole CPU."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "perf_counters"))
+    assert "perf counter refused: Permission denied" in stderr, stderr  # before: opened
+    assert record.seats[0].status == "ok"
+
+
 def test_the_seccomp_filter_knows_its_architectures() -> None:
     from referee.sandbox import seccomp_filter
 

@@ -356,6 +356,21 @@ def escape_attempts(mode: str) -> None:
         host_activity()
     if mode == "shared_counters":
         shared_counters()
+    if mode == "perf_counters":
+        # Count this process's own instructions: where kernel.perf_event_paranoid <= 0,
+        # pid -1 would count a whole CPU's, whoever runs there.
+        ctypes, libc = _libc()
+        libc.syscall.restype = ctypes.c_long
+        attr = bytearray(128)  # struct perf_event_attr: type 0 (hardware), size, config 1
+        struct.pack_into("=IIQ", attr, 0, 0, 128, 1)  # PERF_COUNT_HW_INSTRUCTIONS
+        struct.pack_into("=Q", attr, 40, 1 << 5 | 1 << 6)  # exclude_kernel, exclude_hv
+        buffer = (ctypes.c_char * 128).from_buffer(attr)
+        number = {"x86_64": 298, "aarch64": 241}[os.uname().machine]
+        fd = libc.syscall(number, buffer, 0, -1, -1, 0)
+        if fd < 0 and ctypes.get_errno() == 2:  # no hardware counters here (a VM): software
+            struct.pack_into("=IIQ", attr, 0, 1, 128, 0)  # PERF_COUNT_SW_CPU_CLOCK
+            fd = libc.syscall(number, buffer, 0, -1, -1, 0)
+        say(f"perf counter {'opened' if fd >= 0 else 'refused: ' + os.strerror(ctypes.get_errno())}")
     if mode == "core_dump":
         # A crash's core goes to the host's core_pattern: with a pipe (systemd-coredump,
         # apport) a helper outside the sandbox takes it, whatever the soft limit says.
