@@ -33,6 +33,14 @@ import struct
 #   (some CI images), a bot could count every CPU's cycles, whoever runs on them: how
 #   long an opponent thinks; and everywhere, exact counts of its own cache misses are
 #   the sharpest probe of the caches it shares with the other bots.
+# * Sockets of two families only, AF_UNIX and AF_NETLINK (issue 13 A5, found by review):
+#   socket() of any other answers EAFNOSUPPORT, as on a kernel without it. The sandbox has
+#   no network, but TCP's and UDP's memory and socket counts are the machine's: one bot
+#   filling a loopback TCP connection of its own moved /proc/net/sockstat's "TCP: mem"
+#   from 121 to 1160 pages in every other sandbox (a path per network namespace, which no
+#   bind can cover for every process). Other families are not namespaced at all (AF_VSOCK
+#   reaches the hypervisor of a VM) or are kernel surface no bot needs (AF_ALG, ...).
+#   AF_UNIX is the seat's socket; AF_NETLINK (per namespace) serves getaddrinfo.
 # * sync and syncfs do nothing and succeed (issue 13 A5, found by review): they flush the
 #   whole host's disk (syncfs on a descriptor of /usr syncs the host's root file system),
 #   and each sync counts in /proc/sys/fs/quota/syncs, which every sandbox read. A bot
@@ -42,16 +50,19 @@ _SECCOMP_ARCH = {  # machine: AUDIT_ARCH and the syscall numbers below
     "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
                             "request_key": 249, "keyctl": 250, "flock": 73, "fcntl": 72,
                             "inotify_add_watch": 254, "fanotify_init": 300, "io_setup": 206,
-                            "sync": 162, "syncfs": 306, "perf_event_open": 298}),
+                            "sync": 162, "syncfs": 306, "perf_event_open": 298,
+                            "socket": 41}),
     "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
                              "request_key": 218, "keyctl": 219, "flock": 32, "fcntl": 25,
                              "inotify_add_watch": 27, "fanotify_init": 262, "io_setup": 0,
-                             "sync": 81, "syncfs": 267, "perf_event_open": 241}),
+                             "sync": 81, "syncfs": 267, "perf_event_open": 241,
+                             "socket": 198}),
 }
 _CLONE_NEWUSER = 0x10000000
 _X32_SYSCALL_BIT = 0x40000000
 _FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK(W)
 _F_NOTIFY = 1026
+_SOCKET_FAMILIES = (1, 16)  # AF_UNIX, AF_NETLINK
 
 
 def seccomp_filter(machine: str | None = None) -> bytes | None:
@@ -82,6 +93,7 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         (jeq, "acces", 0, nr["inotify_add_watch"]),
         (jeq, "acces", 0, nr["perf_event_open"]),
         (jeq, "fcntl", 0, nr["fcntl"]),
+        (jeq, "socket", 0, nr["socket"]),
         (ret, 0, 0, allow),
         "flags",
         (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]
@@ -92,6 +104,11 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         *[(jeq, "nolck", 0, command) for command in _FCNTL_LOCKS],
         (jeq, "acces", 0, _F_NOTIFY),
         (ret, 0, 0, allow),
+        "socket",
+        (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]: the family
+        *[(jeq, "allow", 0, family) for family in _SOCKET_FAMILIES],
+        (ret, 0, 0, deny | errno.EAFNOSUPPORT),
+        "allow", (ret, 0, 0, allow),
         "perm", (ret, 0, 0, deny | errno.EPERM),
         "nosys", (ret, 0, 0, deny | errno.ENOSYS),
         "nolck", (ret, 0, 0, deny | errno.ENOLCK),

@@ -207,6 +207,18 @@ def test_no_performance_counters(tmp_path: Path) -> None:
     assert record.seats[0].status == "ok"
 
 
+def test_sockets_of_the_unix_and_netlink_families_only(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: TCP's and UDP's memory counts are the machine's (a bot
+    filling a loopback connection moved /proc/net/sockstat in every other sandbox), and
+    AF_VSOCK is in no namespace. Only AF_UNIX (the seat) and AF_NETLINK are left."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "socket_families"))
+    for name in ("inet", "inet6", "udp", "vsock", "alg"):  # before: inet, inet6, udp opened
+        assert f"{name} socket refused: Address family not supported by protocol" in stderr, \
+            stderr
+    assert "unix socket opened" in stderr and "netlink socket opened" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
 def test_the_seccomp_filter_knows_its_architectures() -> None:
     from referee.sandbox import seccomp_filter
 

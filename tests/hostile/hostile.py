@@ -371,6 +371,21 @@ def escape_attempts(mode: str) -> None:
             struct.pack_into("=IIQ", attr, 0, 1, 128, 0)  # PERF_COUNT_SW_CPU_CLOCK
             fd = libc.syscall(number, buffer, 0, -1, -1, 0)
         say(f"perf counter {'opened' if fd >= 0 else 'refused: ' + os.strerror(ctypes.get_errno())}")
+    if mode == "socket_families":
+        # TCP's memory count is the machine's: filling a loopback connection moves
+        # /proc/net/sockstat in every other sandbox. AF_VSOCK is no namespace's.
+        for name, family, kind in (("inet", socket.AF_INET, socket.SOCK_STREAM),
+                                   ("inet6", socket.AF_INET6, socket.SOCK_STREAM),
+                                   ("udp", socket.AF_INET, socket.SOCK_DGRAM),
+                                   ("vsock", 40, socket.SOCK_STREAM),
+                                   ("alg", 38, socket.SOCK_SEQPACKET),
+                                   ("unix", socket.AF_UNIX, socket.SOCK_STREAM),
+                                   ("netlink", socket.AF_NETLINK, socket.SOCK_RAW)):
+            try:
+                socket.socket(family, kind).close()
+                say(f"{name} socket opened")
+            except OSError as err:
+                say(f"{name} socket refused: {err.strerror}")
     if mode == "core_dump":
         # A crash's core goes to the host's core_pattern: with a pipe (systemd-coredump,
         # apport) a helper outside the sandbox takes it, whatever the soft limit says.
