@@ -59,6 +59,13 @@ def masks() -> tuple[tuple[str, str], ...]:
     masks += [(name, "\t".join("0" * len(_read_proc(name).split())) + "\n")
               for name in _ZERO_FIELDS]
     masks.append(("interrupts", _read_proc("interrupts").split("\n", 1)[0] + "\n"))
+    # /proc/cgroups: the controllers as they are (a JVM reads which are enabled), but each
+    # num_cgroups 1: the real count moves with every seat the machine starts, a bot's
+    # restart too (issue 13 A5, found by review).
+    masks.append(("cgroups", "".join(
+        line + "\n" if line.startswith("#") or len(fields := line.split("\t")) != 4
+        else "\t".join([fields[0], fields[1], "1", fields[3]]) + "\n"
+        for line in _read_proc("cgroups").splitlines())))
     for name in sorted(os.listdir("/proc/pressure")) if os.path.isdir("/proc/pressure") else ():
         kinds = [line.split()[0] for line in _read_proc(f"pressure/{name}").splitlines()
                  if line.split()]

@@ -280,8 +280,8 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
 
 def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
     """Issue 13 A5, found by review: the inode count (a file made in one bot's /tmp), the
-    AIO events, the terminals in use and the syncs are host-wide; so are /proc/fs's free
-    blocks of the disk and /proc/irq's interrupt counts. Any process moved them and every sandbox read them: a channel between the
+    AIO events, the terminals in use, the syncs and the cgroups are host-wide; so are
+    /proc/fs's free blocks of the disk and /proc/irq's interrupt counts. Any process moved them and every sandbox read them: a channel between the
     bots of a match. They read as constants now, and a bot can take neither the
     machine's AIO events nor its terminals, from the other bots or the host."""
     import ctypes
@@ -300,7 +300,11 @@ def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
             files = [tmp_path / f"inode{i}" for i in range(200)]
             for path in files:
                 path.touch()
+            tree = cgroups.TreeLimits(cgroups.probe().version or 1, 64 << 20, 8)
+            if cgroups.probe().version is not None:
+                tree.make()  # as a seat starting elsewhere does
             stop.wait(0.05)
+            tree.kill()
             for path in files:
                 path.unlink()
             if made:

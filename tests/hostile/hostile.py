@@ -190,7 +190,7 @@ def shared_counters() -> None:
     """Issue 13 A5 (found by review): host-wide counts that one sandbox moves and another
     reads, read twice; and the machine-wide pools behind them, tried."""
     names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr",
-             "sys/fs/quota/syncs")
+             "sys/fs/quota/syncs", "cgroups")
 
     def read() -> dict:
         out = {}
