@@ -2,14 +2,15 @@
 
 * **cgroup v1** (as on the development machines): the ``memory``, ``pids`` and
   ``cpu`` controllers' own folders of this process, writable as root. Each bot
-  gets a group in each, with ``memory.limit_in_bytes``, ``pids.max`` and its CPU
+  gets a group in each, with ``memory.limit_in_bytes`` (and, where swap is
+  accounted, ``memory.memsw.limit_in_bytes``, the same), ``pids.max`` and its CPU
   share (below).
 * **cgroup v2**: this process's cgroup in the unified hierarchy must be writable
   and already delegate ``memory`` and ``pids`` (and, for the CPU share, ``cpu``)
   to its children (its ``cgroup.subtree_control`` lists them, as under
   ``systemd-run --scope -p Delegate=yes``). Each bot gets a child group with
-  ``memory.max``, ``pids.max`` and ``cpu.max``/``cpu.weight``, ended with
-  ``cgroup.kill`` where the kernel has it. Arena never rearranges the machine's
+  ``memory.max``, ``memory.swap.max`` 0, ``pids.max`` and ``cpu.max``/``cpu.weight``,
+  ended with ``cgroup.kill`` where the kernel has it. Arena never rearranges the machine's
   cgroups to make this possible.
 
 The CPU share (issue 13 A4): every bot's tree is one scheduling entity of the
@@ -43,6 +44,11 @@ CPU_PERIOD_US = 100_000
 tree may run ``cpus`` x 100 ms of CPU time, over all its processes and cores."""
 CPU_MIN_QUOTA_US = 1_000
 """The smallest quota the kernel accepts."""
+SWAP_FILES = ("memory.memsw.limit_in_bytes", "memory.swap.max")
+"""The memory cap counts swap too (issue 13 A5, found by review): ``memory.limit_in_bytes``
+and ``memory.max`` cap RAM only, so on a host with swap a tree could push its pages out and
+go on allocating, up to all the machine's swap, slowing every other bot. v1 caps RAM and
+swap together at the same size; v2 gives no swap. Set where the kernel accounts swap."""
 
 
 @dataclass(frozen=True)
@@ -80,14 +86,15 @@ def _limits(version: int, memory: int, pids: int,
     """
     quota = max(CPU_MIN_QUOTA_US, round((cpus or 0) * CPU_PERIOD_US))
     if version == 1:
-        out = {"memory": f"memory.limit_in_bytes={memory}", "pids": f"pids.max={pids}"}
+        memory_v1 = f"memory.limit_in_bytes={memory}\nmemory.memsw.limit_in_bytes={memory}"
+        out = {"memory": memory_v1, "pids": f"pids.max={pids}"}
         if cpus is not None:
             out["cpu"] = "cpu.shares=1024" + (
                 f"\ncpu.cfs_period_us={CPU_PERIOD_US}\ncpu.cfs_quota_us={quota}" if cpus else "")
         return out
     cpu = ("\ncpu.weight=100" + (f"\ncpu.max={quota} {CPU_PERIOD_US}" if cpus else "")
            if cpus is not None else "")
-    return {"": f"memory.max={memory}\npids.max={pids}{cpu}"}
+    return {"": f"memory.max={memory}\nmemory.swap.max=0\npids.max={pids}{cpu}"}
 
 
 def _controllers(version: int, cpu: bool) -> list[str]:
@@ -118,6 +125,8 @@ class TreeLimits:
             self.folders.append(folder)
             for setting in settings.split("\n"):
                 key, value = setting.split("=")
+                if key in SWAP_FILES and not (folder / key).exists():
+                    continue  # no swap accounting here: then RAM is all a tree can use
                 (folder / key).write_text(value)
 
     def enter(self, pid: int) -> None:

@@ -25,8 +25,17 @@ _EMPTY = ("diskstats", "zoneinfo", "buddyinfo", "schedstat", "locks")
 """Host-wide figures nothing needs, shown empty. ``locks``: the kernel hides other pid
 namespaces' flock and POSIX locks from it, but not OFD locks, which name the device and
 inode of every file a host process locks (issue 13 A5); a bot can take no lock itself."""
-_ZERO_FIELDS = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/dentry-state")
-"""Host-wide one-line counts (open files, inodes, dentries), shown as that many zeros."""
+_ZERO_FIELDS = ("sys/fs/file-nr", "sys/fs/inode-nr", "sys/fs/inode-state",
+                "sys/fs/dentry-state", "sys/fs/aio-nr", "sys/kernel/pty/nr")
+"""Host-wide one-line counts (open files, inodes, dentries, AIO events, terminals), shown
+as that many zeros. A bot moves the inode count with every file it makes in its /tmp, and
+the others read it (issue 13 A5, found by review): no host-wide count stays visible."""
+_EMPTY_FOLDERS = ("fs", "irq", "sys/fs/quota")
+"""Folders of host-wide figures hidden behind an empty tmpfs (mode 0555, 4 KiB), issue 13
+A5, found by review: ``/proc/fs/ext4`` shows the free blocks of every group of the host's
+disk, which move with the referee's writes of a bot's stderr; ``/proc/irq/*/spurious``
+counts each device's interrupts (a bot's reads of the disk); ``/proc/sys/fs/quota/syncs``
+counts every ``sync()`` of the machine, a bot's too."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -50,6 +59,13 @@ def masks() -> tuple[tuple[str, str], ...]:
     masks += [(name, "\t".join("0" * len(_read_proc(name).split())) + "\n")
               for name in _ZERO_FIELDS]
     masks.append(("interrupts", _read_proc("interrupts").split("\n", 1)[0] + "\n"))
+    # /proc/cgroups: the controllers as they are (a JVM reads which are enabled), but each
+    # num_cgroups 1: the real count moves with every seat the machine starts, a bot's
+    # restart too (issue 13 A5, found by review).
+    masks.append(("cgroups", "".join(
+        line + "\n" if line.startswith("#") or len(fields := line.split("\t")) != 4
+        else "\t".join([fields[0], fields[1], "1", fields[3]]) + "\n"
+        for line in _read_proc("cgroups").splitlines())))
     for name in sorted(os.listdir("/proc/pressure")) if os.path.isdir("/proc/pressure") else ():
         kinds = [line.split()[0] for line in _read_proc(f"pressure/{name}").splitlines()
                  if line.split()]
@@ -116,9 +132,13 @@ def folder(cap_bytes: int) -> Path | None:
 
 def binds(cap_bytes: int, fallback: str) -> list[str]:
     """The bwrap options that bind the neutral files over the real ones; they are written
-    to ``fallback`` (the seat's own folder) if the shared :func:`folder` cannot be used."""
+    to ``fallback`` (the seat's own folder) if the shared :func:`folder` cannot be used.
+    The :data:`_EMPTY_FOLDERS` are hidden behind an empty tmpfs."""
     shared = folder(cap_bytes)
     out: list[str] = []
+    for name in _EMPTY_FOLDERS:
+        if os.path.isdir(f"/proc/{name}"):
+            out += ["--perms", "0555", "--size", "4096", "--tmpfs", f"/proc/{name}"]
     for path, text in [*masks(), ("/proc/meminfo", meminfo(cap_bytes))]:
         name = path.removeprefix("/proc/").replace("/", "-")
         if shared is not None:

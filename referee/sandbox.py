@@ -20,7 +20,7 @@ A bot is a stranger's program. With bubblewrap (``bwrap``) each bot runs with:
   (:mod:`referee.procfs`), and bwrap's options read from a file, off its
   command line (issue 13 A8);
 * resource limits (:class:`Limits`): address space, CPU seconds, file size and
-  open files as rlimits (applied by ``prlimit`` before ``bwrap``), and the
+  open files as rlimits, and no core dump (applied by ``prlimit`` before ``bwrap``), and the
   memory, process count and CPU share of the whole tree through cgroups where
   the machine allows it (:mod:`referee.cgroups`), else a per-sandbox
   ``RLIMIT_NPROC`` inside the sandbox's user namespace.
@@ -224,9 +224,14 @@ class Sandbox:
         if self.mode == "none":
             return list(command)
         lim = self.limits
+        # --core=1:1 (issue 13 A5, found by review): no core dump. A core goes where the
+        # host's core_pattern says; with a pipe (systemd-coredump, apport) a helper outside
+        # the sandbox, its cgroups and caps takes it, whatever the soft limit is, except 1:
+        # the kernel's sign of a crashing core helper. One byte is also too small for a file.
         rlimits = ["prlimit", f"--as={lim.memory_mb << 20}",
                    f"--cpu={lim.cpu_seconds}:{lim.cpu_seconds + 1}",
-                   f"--fsize={lim.file_size_mb << 20}", f"--nofile={lim.open_files}", "--"]
+                   f"--fsize={lim.file_size_mb << 20}", f"--nofile={lim.open_files}",
+                   "--core=1:1", "--"]
         if not self.isolated:
             return rlimits + list(command)
         bot_bind = "--bind" if writable_bot else "--ro-bind"
@@ -240,6 +245,10 @@ class Sandbox:
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/tmp",
             *_library_binds(),
             "--proc", "/proc", "--dev", "/dev",
+            # No terminals (issue 13 A5, found by review): every devpts but the host's own
+            # draws from one pool (kernel.pty.max less its reserve, 3072), which one bot's
+            # tree could take from every other sandbox. A bot has no use for a terminal.
+            "--perms", "0555", "--size", "4096", "--tmpfs", "/dev/pts",
             # A private /dev/shm, capped like /tmp: Python's multiprocessing (its locks and
             # queues) needs a writable one, and bwrap's own is root's.
             "--perms", "1777", "--size", str(lim.tmp_mb << 20), "--tmpfs", "/dev/shm",

@@ -24,19 +24,45 @@ import struct
 # * No watching files (issue 13 A5): inotify_add_watch and dnotify (fcntl F_NOTIFY) fail
 #   with EACCES, fanotify_init with EPERM: an event on a shared inode (IN_OPEN on
 #   /usr/bin/env) is the same channel as a lock. inotify instances themselves stay.
+# * No kernel AIO contexts (issue 13 A5, found by review): io_setup answers ENOSYS, as on
+#   a kernel without AIO. Their events count against fs.aio-max-nr, one pool for the
+#   whole machine: one bot took 31,000 of its 65,536 with one call, and a few calls take
+#   them all, from the other bots and the host. glibc's POSIX AIO uses threads instead.
+# * No performance counters (issue 13 A5, found by review): perf_event_open fails with
+#   EACCES, as under kernel.perf_event_paranoid 3. Where the host's setting is 0 or less
+#   (some CI images), a bot could count every CPU's cycles, whoever runs on them: how
+#   long an opponent thinks; and everywhere, exact counts of its own cache misses are
+#   the sharpest probe of the caches it shares with the other bots.
+# * Sockets of two families only, AF_UNIX and AF_NETLINK (issue 13 A5, found by review):
+#   socket() of any other answers EAFNOSUPPORT, as on a kernel without it. The sandbox has
+#   no network, but TCP's and UDP's memory and socket counts are the machine's: one bot
+#   filling a loopback TCP connection of its own moved /proc/net/sockstat's "TCP: mem"
+#   from 121 to 1160 pages in every other sandbox (a path per network namespace, which no
+#   bind can cover for every process). Other families are not namespaced at all (AF_VSOCK
+#   reaches the hypervisor of a VM) or are kernel surface no bot needs (AF_ALG, ...).
+#   AF_UNIX is the seat's socket; AF_NETLINK (per namespace) serves getaddrinfo.
+# * sync and syncfs do nothing and succeed (issue 13 A5, found by review): they flush the
+#   whole host's disk (syncfs on a descriptor of /usr syncs the host's root file system),
+#   and each sync counts in /proc/sys/fs/quota/syncs, which every sandbox read. A bot
+#   writes only to its tmpfs, which a sync leaves as it is.
 # * Nothing of another ABI (x32, or i386 through int 0x80), whose numbers differ.
 _SECCOMP_ARCH = {  # machine: AUDIT_ARCH and the syscall numbers below
     "x86_64": (0xC000003E, {"unshare": 272, "clone": 56, "clone3": 435, "add_key": 248,
                             "request_key": 249, "keyctl": 250, "flock": 73, "fcntl": 72,
-                            "inotify_add_watch": 254, "fanotify_init": 300}),
+                            "inotify_add_watch": 254, "fanotify_init": 300, "io_setup": 206,
+                            "sync": 162, "syncfs": 306, "perf_event_open": 298,
+                            "socket": 41}),
     "aarch64": (0xC00000B7, {"unshare": 97, "clone": 220, "clone3": 435, "add_key": 217,
                              "request_key": 218, "keyctl": 219, "flock": 32, "fcntl": 25,
-                             "inotify_add_watch": 27, "fanotify_init": 262}),
+                             "inotify_add_watch": 27, "fanotify_init": 262, "io_setup": 0,
+                             "sync": 81, "syncfs": 267, "perf_event_open": 241,
+                             "socket": 198}),
 }
 _CLONE_NEWUSER = 0x10000000
 _X32_SYSCALL_BIT = 0x40000000
 _FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)  # F_GETLK F_SETLK F_SETLKW F_OFD_GETLK F_OFD_SETLK(W)
 _F_NOTIFY = 1026
+_SOCKET_FAMILIES = (1, 16)  # AF_UNIX, AF_NETLINK
 
 
 def seccomp_filter(machine: str | None = None) -> bytes | None:
@@ -58,11 +84,16 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         (jeq, "flags", 0, nr["unshare"]),
         (jeq, "flags", 0, nr["clone"]),
         (jeq, "nosys", 0, nr["clone3"]),
+        (jeq, "nosys", 0, nr["io_setup"]),
         *[(jeq, "perm", 0, nr[name]) for name in ("add_key", "request_key", "keyctl",
                                                    "fanotify_init")],
+        (jeq, "noop", 0, nr["sync"]),
+        (jeq, "noop", 0, nr["syncfs"]),
         (jeq, "nolck", 0, nr["flock"]),
         (jeq, "acces", 0, nr["inotify_add_watch"]),
+        (jeq, "acces", 0, nr["perf_event_open"]),
         (jeq, "fcntl", 0, nr["fcntl"]),
+        (jeq, "socket", 0, nr["socket"]),
         (ret, 0, 0, allow),
         "flags",
         (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]
@@ -73,9 +104,15 @@ def seccomp_filter(machine: str | None = None) -> bytes | None:
         *[(jeq, "nolck", 0, command) for command in _FCNTL_LOCKS],
         (jeq, "acces", 0, _F_NOTIFY),
         (ret, 0, 0, allow),
+        "socket",
+        (ld, 0, 0, 16),  # the low half of seccomp_data.args[0]: the family
+        *[(jeq, "allow", 0, family) for family in _SOCKET_FAMILIES],
+        (ret, 0, 0, deny | errno.EAFNOSUPPORT),
+        "allow", (ret, 0, 0, allow),
         "perm", (ret, 0, 0, deny | errno.EPERM),
         "nosys", (ret, 0, 0, deny | errno.ENOSYS),
         "nolck", (ret, 0, 0, deny | errno.ENOLCK),
+        "noop", (ret, 0, 0, deny | 0),  # returns 0 without running the call
         "acces", (ret, 0, 0, deny | errno.EACCES),
     ]
     labels: dict[str, int] = {}

@@ -14,8 +14,9 @@ seat's supervisor, or the referee during a build) for as long as the sandbox
 lives. The kernel drops the lock when that process ends, however it ends, so no
 lease outlives its holder, and concurrent referees and tournament workers on
 one machine never hand out the same uid twice. The lowest free uid is taken:
-one that is neither locked, nor a named user in the passwd database, nor used
-by any live process (a bot of an ended seat still dying, say).
+one that is neither locked, nor a named user in the passwd database, nor a
+named group's gid (the sandbox's gid is the same number), nor used by any live
+process (a bot of an ended seat still dying, say).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import os
 import pwd
 import stat
@@ -141,8 +143,14 @@ def lease(uids: UidRange) -> UidLease:
 
 
 def _named(uid: int) -> bool:
-    try:
-        pwd.getpwuid(uid)
-    except KeyError:
-        return False
-    return True
+    """Whether ``uid`` names a user, or, as a gid, a group (issue 13 A5, found by review):
+    the sandbox runs with that number as its gid too, and a named group's gid would let a
+    bot read what the group may read (root:shadow 0640 /etc/shadow, where gid 42 has no
+    user of its own; a postgres group's configuration) in a range given by hand."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(uid)
+        except KeyError:
+            continue
+        return True
+    return False

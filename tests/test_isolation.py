@@ -8,6 +8,7 @@ bots in the real bubblewrap sandbox, beside well-behaved bots.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -205,6 +206,37 @@ def test_concurrent_referees_never_share_a_seat_uid(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
+def test_a_seat_never_runs_with_a_named_groups_gid(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: a seat runs with its uid as its gid, and a range given
+    by hand may hold the gid of a group that has no user of that number (Debian's shadow
+    group is gid 42, and root:shadow 0640 /etc/shadow is in the sandbox). That uid is
+    passed over like a named user's."""
+    import grp
+    import pwd
+
+    def named(number: int, lookup: Callable[[int], object]) -> bool:
+        try:
+            lookup(number)
+        except KeyError:
+            return False
+        return True
+
+    group = next((g for g in range(1, 60000) if named(g, grp.getgrgid)
+                  and not named(g, pwd.getpwuid) and not named(g + 1, grp.getgrgid)
+                  and not named(g + 1, pwd.getpwuid)), None)
+    if group is None:
+        pytest.skip("no group here whose gid is no user's, with a free number after it")
+    bot = hostile(tmp_path, "ids")
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                           log_dir=tmp_path / "logs", sandbox="required",
+                           limits=Limits(seat_uids=f"{group}-{group + 1}"))
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "uid ") == f"{group + 1} gid {group + 1}", log  # before: the group's
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="distinct seat uids need a root referee")
 def test_a_seat_without_a_free_uid_is_a_no_show_that_says_why(tmp_path: Path) -> None:
     bot = hostile(tmp_path, "ids", sleep_s=1.0)
     clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
@@ -246,6 +278,61 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
         assert _said(log, "node ").split()[:2] == [str(os.cpu_count()), "0,0,0"], log
 
 
+def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: the inode count (a file made in one bot's /tmp), the
+    AIO events, the terminals in use, the syncs and the cgroups are host-wide; so are
+    /proc/fs's free blocks of the disk and /proc/irq's interrupt counts. Any process moved them and every sandbox read them: a channel between the
+    bots of a match. They read as constants now, and a bot can take neither the
+    machine's AIO events nor its terminals, from the other bots or the host."""
+    import ctypes
+    import threading
+
+    stop = threading.Event()
+
+    def move_the_counts() -> None:  # what another bot, or any process, does meanwhile
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        number = {"x86_64": 206, "aarch64": 0}[os.uname().machine]
+        while not stop.is_set():
+            terminals = [os.openpty() for _ in range(5)]
+            context = ctypes.c_ulong(0)
+            made = libc.syscall(number, 100, ctypes.byref(context)) == 0
+            files = [tmp_path / f"inode{i}" for i in range(200)]
+            for path in files:
+                path.touch()
+            tree = cgroups.TreeLimits(cgroups.probe().version or 1, 64 << 20, 8)
+            if cgroups.probe().version is not None:
+                tree.make()  # as a seat starting elsewhere does
+            stop.wait(0.05)
+            tree.kill()
+            for path in files:
+                path.unlink()
+            if made:
+                libc.syscall(number + 1, context)  # io_destroy
+            for pair in terminals:
+                for fd in pair:
+                    os.close(fd)
+            stop.wait(0.05)
+
+    mover = threading.Thread(target=move_the_counts, daemon=True)
+    mover.start()
+    try:
+        bot = hostile(tmp_path, "shared_counters", wait_s=1.0)
+        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                               log_dir=tmp_path / "logs", sandbox="required")
+    finally:
+        stop.set()
+        mover.join(10)
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    assert _said(log, "changed: ") == "[]", log  # before: each of them
+    assert _said(log, "proc fs ") == "[]", log  # before: ['ext4', ...]
+    assert _said(log, "proc irq ") == "[]", log  # before: ['0', '1', ...]
+    assert _said(log, "io_setup ") == "refused: Function not implemented", log
+    assert _said(log, "terminal ") == "refused: No such file or directory", log
+
+
 @pytest.mark.skipif(not cgroups.probe().cpu,
                     reason=f"no cpu cgroup controller here: {cgroups.probe().cpu_reason}")
 def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
@@ -263,6 +350,32 @@ def test_a_bots_cpu_group_has_an_equal_weight_and_its_quota() -> None:
                 assert (cpu / "cpu.max").read_text().split()[0] == (quota or "max")
         finally:
             tree.kill()
+
+
+@pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
+def test_a_bots_memory_cap_counts_swap_too() -> None:
+    """Issue 13 A5, found by review: the tree's memory cap was RAM only, so on a host with
+    swap a bot could page out and go on allocating, up to all the machine's swap. A real
+    bot's groups, read while it runs: RAM and swap together at the cap (v1), or no swap
+    (v2), wherever the kernel accounts swap."""
+    import subprocess
+    import sys
+
+    version = cgroups.probe().version or 1
+    tree = cgroups.TreeLimits(version, 96 << 20, 8)
+    bot = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        tree.enter(bot.pid)
+        (memory,) = [f for f in tree.folders if f.parent == cgroups._own(
+            "memory" if version == 1 else "")]
+        assert str(bot.pid) in (memory / "cgroup.procs").read_text().split()
+        swap = memory / ("memory.memsw.limit_in_bytes" if version == 1 else "memory.swap.max")
+        if not swap.exists():
+            pytest.skip(f"this kernel accounts no swap ({swap.name} is missing)")
+        assert swap.read_text().strip() == (str(96 << 20) if version == 1 else "0")
+    finally:
+        tree.kill()
+        bot.wait()
 
 
 @pytest.mark.skipif(cgroups.probe().version != 1, reason="needs cgroup v1 here")

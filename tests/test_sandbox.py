@@ -188,6 +188,37 @@ def test_no_kernel_keyring_shared_between_bots(tmp_path: Path) -> None:
     assert record.seats[0].status == "ok"
 
 
+def test_a_crash_dumps_no_core(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: a bot's core dump goes where the host's core_pattern
+    says; with a pipe there (systemd-coredump, apport) a helper outside the sandbox, its
+    cgroups and its caps takes it, whatever the soft limit says. RLIMIT_CORE is 1 byte,
+    soft and hard: too small for a core file, and the kernel's sign to skip a pipe."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "core_dump"))
+    assert "core limit (1, 1)" in stderr, stderr  # before: (0, -1), raised at will
+    assert "core dumped: False" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
+def test_no_performance_counters(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: perf_event_open is refused as under
+    kernel.perf_event_paranoid 3; where the host allows less, a bot counted a whole CPU."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "perf_counters"))
+    assert "perf counter refused: Permission denied" in stderr, stderr  # before: opened
+    assert record.seats[0].status == "ok"
+
+
+def test_sockets_of_the_unix_and_netlink_families_only(tmp_path: Path) -> None:
+    """Issue 13 A5, found by review: TCP's and UDP's memory counts are the machine's (a bot
+    filling a loopback connection moved /proc/net/sockstat in every other sandbox), and
+    AF_VSOCK is in no namespace. Only AF_UNIX (the seat) and AF_NETLINK are left."""
+    record, stderr = play(tmp_path, hostile(tmp_path, "socket_families"))
+    for name in ("inet", "inet6", "udp", "vsock", "alg"):  # before: inet, inet6, udp opened
+        assert f"{name} socket refused: Address family not supported by protocol" in stderr, \
+            stderr
+    assert "unix socket opened" in stderr and "netlink socket opened" in stderr, stderr
+    assert record.seats[0].status == "ok"
+
+
 def test_the_seccomp_filter_knows_its_architectures() -> None:
     from referee.sandbox import seccomp_filter
 

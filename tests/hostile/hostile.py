@@ -186,6 +186,47 @@ def host_activity() -> None:
         say(f"node {done.stdout.strip()} {done.stderr.strip()[-200:]}")
 
 
+def shared_counters() -> None:
+    """Issue 13 A5 (found by review): host-wide counts that one sandbox moves and another
+    reads, read twice; and the machine-wide pools behind them, tried."""
+    names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr",
+             "sys/fs/quota/syncs", "cgroups")
+
+    def read() -> dict:
+        out = {}
+        for name in names:
+            try:
+                with open(f"/proc/{name}") as source:
+                    out[name] = source.read()
+            except OSError as err:
+                out[name] = err.strerror
+        return out
+
+    first = read()
+    os.sync()  # counted in quota/syncs, for every sandbox to read
+    time.sleep(PARAMS.get("wait_s", 1.0))
+    second = read()
+    say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
+    for folder in ("fs", "irq"):
+        try:
+            say(f"proc {folder} {sorted(os.listdir(f'/proc/{folder}'))}")
+        except OSError as err:
+            say(f"proc {folder} {err.strerror}")
+    ctypes, libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    context = ctypes.c_ulong(0)
+    number = {"x86_64": 206, "aarch64": 0}[os.uname().machine]
+    if libc.syscall(number, 30000, ctypes.byref(context)) == 0:
+        say("io_setup took 30000 AIO events")
+    else:
+        say(f"io_setup refused: {os.strerror(ctypes.get_errno())}")
+    try:
+        HELD.append(os.openpty())
+        say("terminal opened")
+    except OSError as err:
+        say(f"terminal refused: {err.strerror}")
+
+
 def say(text: str) -> None:
     print(f"hostile: {text}", file=sys.stderr, flush=True)
 
@@ -313,6 +354,55 @@ def escape_attempts(mode: str) -> None:
         shared_hog()
     if mode == "host_activity":
         host_activity()
+    if mode == "shared_counters":
+        shared_counters()
+    if mode == "perf_counters":
+        # Count this process's own instructions: where kernel.perf_event_paranoid <= 0,
+        # pid -1 would count a whole CPU's, whoever runs there.
+        ctypes, libc = _libc()
+        libc.syscall.restype = ctypes.c_long
+        attr = bytearray(128)  # struct perf_event_attr: type 0 (hardware), size, config 1
+        struct.pack_into("=IIQ", attr, 0, 0, 128, 1)  # PERF_COUNT_HW_INSTRUCTIONS
+        struct.pack_into("=Q", attr, 40, 1 << 5 | 1 << 6)  # exclude_kernel, exclude_hv
+        buffer = (ctypes.c_char * 128).from_buffer(attr)
+        number = {"x86_64": 298, "aarch64": 241}[os.uname().machine]
+        fd = libc.syscall(number, buffer, 0, -1, -1, 0)
+        if fd < 0 and ctypes.get_errno() == 2:  # no hardware counters here (a VM): software
+            struct.pack_into("=IIQ", attr, 0, 1, 128, 0)  # PERF_COUNT_SW_CPU_CLOCK
+            fd = libc.syscall(number, buffer, 0, -1, -1, 0)
+        say(f"perf counter {'opened' if fd >= 0 else 'refused: ' + os.strerror(ctypes.get_errno())}")
+    if mode == "socket_families":
+        # TCP's memory count is the machine's: filling a loopback connection moves
+        # /proc/net/sockstat in every other sandbox. AF_VSOCK is no namespace's.
+        for name, family, kind in (("inet", socket.AF_INET, socket.SOCK_STREAM),
+                                   ("inet6", socket.AF_INET6, socket.SOCK_STREAM),
+                                   ("udp", socket.AF_INET, socket.SOCK_DGRAM),
+                                   ("vsock", 40, socket.SOCK_STREAM),
+                                   ("alg", 38, socket.SOCK_SEQPACKET),
+                                   ("unix", socket.AF_UNIX, socket.SOCK_STREAM),
+                                   ("netlink", socket.AF_NETLINK, socket.SOCK_RAW)):
+            try:
+                socket.socket(family, kind).close()
+                say(f"{name} socket opened")
+            except OSError as err:
+                say(f"{name} socket refused: {err.strerror}")
+    if mode == "core_dump":
+        # A crash's core goes to the host's core_pattern: with a pipe (systemd-coredump,
+        # apport) a helper outside the sandbox takes it, whatever the soft limit says.
+        import resource
+
+        say(f"core limit {resource.getrlimit(resource.RLIMIT_CORE)}")
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY,) * 2)
+        except (ValueError, OSError) as err:
+            say(f"core limit raise refused: {err}")
+        _, libc = _libc()
+        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        os.chdir("/tmp")
+        if (child := os.fork()) == 0:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        _, status = os.waitpid(child, 0)
+        say(f"core dumped: {os.WCOREDUMP(status)}")
     if mode == "keyring":
         # Kernel keyrings are per uid, not per sandbox: a channel between bots and matches.
         import ctypes
