@@ -1,0 +1,92 @@
+"""issue 13 B9 for the built-in heuristics: each beats builtin:random in a field
+that holds a copy of itself.
+
+The field is the one of the example bots' mirror test (tests/test_game_bots.py):
+the heuristic, a copy of it and two builtin:random, three seats a game, scheduled
+as ``arena tournament run --duplicate`` schedules a round-robin (every 3-subset
+in every rotation, the rotations sharing their deals). Built-in policies play in
+the referee's process, so the games are played here on the engines directly,
+with the policies seeded as a match seeds them (``referee.builtin.policy_seed``):
+a copy in another seat has another seed, which is what lets a mixed strategy
+keep two copies apart. Cheap, so many games and several schedule seeds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import pytest
+
+from arena.schedule import make_schedule
+from referee.builtin import make_builtin
+from referee.games import new_game
+
+ENTRANTS = ["builtin:heuristic", "builtin:heuristic", "builtin:random", "builtin:random"]
+SEEDS = range(1, 7)
+"""The schedule seeds measured; each copy must beat each random on every one."""
+
+
+def mirror_means(game_id: str, games_per_seating: int, seed: int) -> list[float]:
+    """Each entrant's mean score over the round-robin, in the order heuristic,
+    copy, random, random."""
+    scores: list[list[float]] = [[] for _ in ENTRANTS]
+    schedule = make_schedule(range(len(ENTRANTS)), 3, games_per_seating, True,
+                             "round-robin", seed)
+    for _, games in itertools.groupby(schedule, key=lambda g: g.match):
+        first, *rest = list(games)
+        for i in range(1 + len(rest)):
+            game_seed = first.seed + i  # as play_match seeds the games of a match
+            game = new_game(game_id, 3, game_seed)
+            policies = [make_builtin(ENTRANTS[e], game_id, game_seed, s)
+                        for s, e in enumerate(first.seating)]
+            while not game.over:
+                game.apply({s: policies[s].act(game.view(s), game.legal_actions(s))
+                            for s in game.to_act()})
+            result = game.result.to_json()
+            for position, entrant in enumerate(first.seating):
+                scores[entrant].append(result["scores"][position])
+    return [statistics.mean(s) for s in scores]
+
+
+MIRRORS = {
+    # game: (games per seating, the least ratio of each copy's mean score to each
+    # random's, on every seed)
+    "dagens-brott": (6, 1.8),
+    "stand-and-deliver": (6, 3.5),
+    "stop-me": (12, 1.1),
+}
+
+
+@pytest.mark.parametrize("game_id", [
+    "dagens-brott",
+    "stand-and-deliver",
+    pytest.param("stop-me", marks=pytest.mark.xfail(
+        strict=True, reason="issue 13 B9 open: the built-in stop-me heuristic loses to "
+        "random in a mirror field (see the figures below)")),
+])
+def test_each_heuristic_beats_random_in_a_field_with_a_copy_of_itself(game_id: str) -> None:
+    """Both copies of the heuristic score more than both randoms, on each of the
+    schedule seeds 1-6 (72 games a seed; 144 for stop-me, whose hidden token
+    values make the scores noisy).
+
+    Measured, mean scores (heuristic, copy, random, random), seeds 1-6:
+
+    - dagens-brott: [169, 161, 76, 73], [161, 163, 82, 72], [167, 168, 79, 82],
+      [164, 164, 75, 77], [164, 172, 79, 78], [165, 174, 79, 78]; the least ratio
+      of a copy to a random is 1.96 (seed 2).
+    - stand-and-deliver: [10.9, 11.3, 1.6, 2.1], [12.6, 12.1, 3.0, 2.0],
+      [15.3, 14.4, 2.4, 3.0], [9.8, 11.6, 1.9, 2.0], [15.2, 12.4, 2.6, 3.0],
+      [12.9, 13.9, 2.0, 2.7]; the least ratio is 3.99 (seed 2).
+    - stop-me (fails, so marked a strict xfail: it must be fixed, and the mark
+      removed, for the test to pass): [1.37, 1.54, 2.63, 2.50], [1.59, 1.62, 2.56,
+      2.39], [1.45, 1.66, 2.71, 2.38], [1.61, 1.59, 2.20, 2.71], [1.25, 1.26, 2.56,
+      3.00], [1.49, 1.69, 2.58, 2.50]: the randoms score 1.6 to 2.4 times the
+      copies. The two copies STOP the same strong gangsters and cancel each
+      other, and simple fixed-threshold mixes (STOP with probability p on a
+      gangster of value T or more) measured no better (best least ratio 0.87).
+    """
+    games_per_seating, ratio = MIRRORS[game_id]
+    for seed in SEEDS:
+        means = mirror_means(game_id, games_per_seating, seed)
+        assert min(means[:2]) >= ratio * max(means[2:]), (seed, means)
