@@ -29,6 +29,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import shutil
 import stat
 import unicodedata
@@ -102,10 +103,23 @@ def _real(real_root: str, rel: str) -> str:
     return done
 
 
-def inside(root: Path, *parts: str) -> Path:
+def plain_part(text: str, extra: str = "._-", *, lead: str = "._-", squeeze: bool = False,
+               limit: int = 64) -> str:
+    """``text``, a bot's string, as one plain part of a file name, never a path (issue 13
+    A1): every character other than an ASCII letter, a digit or one of ``extra`` becomes
+    '_' (with ``squeeze``, every run of them); then the characters of ``lead`` are stripped
+    from its start (a dot would hide the file, a dash make it an option) and at most
+    ``limit`` characters are kept; "bot" if nothing is left."""
+    unsafe = f"[^A-Za-z0-9{re.escape(extra)}]{'+' if squeeze else ''}"
+    return re.sub(unsafe, "_", text).lstrip(lead)[:limit] or "bot"
+
+
+def inside(root: Path, *parts: str,
+           refusal: str = "{path!r} leads outside the bot's folder {root!r}") -> Path:
     """``root`` joined with ``parts``, refused unless the result, with every symlink
     resolved, stays inside ``root`` (issue 13 A1: a bot's string is never a path
-    unchecked)."""
+    unchecked). ``refusal`` is the error's wording, with ``{path}`` (the parts) and
+    ``{root}``."""
     path = root.joinpath(*parts)
     shown = "/".join(parts)
     if any("\0" in part for part in parts):
@@ -113,7 +127,7 @@ def inside(root: Path, *parts: str) -> Path:
     real_root = os.path.realpath(root)
     real = _real(real_root, shown)
     if os.path.commonpath([real_root, real]) != real_root:
-        raise BotSpecError(f"{shown!r} leads outside the bot's folder {str(root)!r}")
+        raise BotSpecError(refusal.format(path=shown, root=str(root)))
     return path
 
 

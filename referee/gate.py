@@ -2,7 +2,7 @@
 
 Issue 13 A10: a referee killed during a bot's start-up left the bot running for good.
 Two holes made that possible, and both are closed here, once, for every process the
-referee starts in a sandbox (a seat's bot in :mod:`referee.supervisor`, a folder bot's
+referee starts in a sandbox (a seat's bot in :mod:`referee.supervisor_base`, a folder bot's
 build in :mod:`referee.build`):
 
 * **The gate.** With cgroups, the process is held at a gate (:data:`GATE`: one line on

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import select
 import time
 from collections import Counter
@@ -28,8 +27,8 @@ from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
 from referee.games import Game, canonical_json, get_game, new_game
 
 from . import scratch
+from .botfiles import inside, plain_part
 from .builtin import is_builtin, make_builtin
-from .errors import BotSpecError
 from .programs import BotProgram, build_program, load_program
 from .records import GameRecord, SeatResult, ranks_with_forfeits
 from .sandbox import Limits, check_mode
@@ -37,7 +36,6 @@ from .seats import ProgramSeat, reap
 
 log = logging.getLogger(__name__)
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]")
 LABEL_MAX = 64
 """Characters of a bot's label kept in a log file's name."""
 
@@ -45,16 +43,14 @@ LABEL_MAX = 64
 def safe_label(text: str) -> str:
     """``text`` as one safe part of a file name: letters, digits and ``._@+-`` only, no
     leading dot or dash, at most LABEL_MAX characters; ``bot`` if nothing is left."""
-    label = _UNSAFE.sub("_", text)[:LABEL_MAX].lstrip(".-")
-    return label or "bot"
+    # Cut before the dots are stripped, as labels always were: each character becomes
+    # one, so the first LABEL_MAX of ``text`` are the ones kept.
+    return plain_part(text[:LABEL_MAX], "._@+-", lead=".-", limit=LABEL_MAX)
 
 
-def inside(folder: Path, name: str) -> Path:
-    """``folder / name``, refused unless it resolves to a file directly in ``folder``."""
-    path = folder / name
-    if path.resolve().parent != folder.resolve():
-        raise BotSpecError(f"the log file name {name!r} leaves the folder {str(folder)!r}")
-    return path
+def log_file(folder: Path, name: str) -> Path:
+    """``folder / name``, refused unless it stays in ``folder`` (issue 13 A1)."""
+    return inside(folder, name, refusal="the log file name {path!r} leaves the folder {root!r}")
 
 
 @dataclass(frozen=True)
@@ -174,7 +170,7 @@ class Match:
         # Never a bot-controlled string as a path (issue 13 A1): the manifest's name is
         # the bot author's, so it is made safe, and the result must stay in the folder.
         label = safe_label(self.labels[seat] if self.labels else program.name)
-        return inside(self.log_dir, f"seat{seat}-{label}.stderr.log")
+        return log_file(self.log_dir, f"seat{seat}-{label}.stderr.log")
 
     def ensure_started(self) -> dict[int, str]:
         """Start every program seat that is not running; wait for the hellos in parallel.

@@ -27,7 +27,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .botfiles import DEFAULT_LIMITS, MANIFEST, BotFileLimits, copy_tree, inside, read_manifest
+from .botfiles import (
+    DEFAULT_LIMITS,
+    MANIFEST,
+    BotFileLimits,
+    copy_tree,
+    inside,
+    plain_part,
+    read_manifest,
+)
 from .errors import BotSpecError
 from .sandbox import Limits
 
@@ -54,9 +62,9 @@ class BotProgram:
 
 def safe_name(text: str) -> str:
     """``text`` (a file or folder name) made a valid bot name: every run of other
-    characters becomes '_'; "bot" if nothing is left."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).lstrip("._-")[:64]
-    return name or "bot"
+    characters becomes '_', and it starts with a letter or digit (:data:`NAME`); "bot" if
+    nothing is left."""
+    return plain_part(text, "._-", lead="._-", squeeze=True, limit=64)
 
 
 def _command(value: Any, key: str, manifest: Path) -> tuple[str, ...]:

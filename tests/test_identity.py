@@ -14,7 +14,7 @@ import pytest
 
 from leaderboard.store import StoreError, check_tournament_name
 from referee.errors import BotSpecError
-from referee.match import Match, inside, safe_label
+from referee.match import Match, log_file, safe_label
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -110,9 +110,9 @@ def test_a_label_is_one_safe_part_of_a_file_name(text: str, label: str) -> None:
 
 
 def test_a_log_path_never_leaves_its_folder(tmp_path: Path) -> None:
-    assert inside(tmp_path, "seat0-x.stderr.log") == tmp_path / "seat0-x.stderr.log"
+    assert log_file(tmp_path, "seat0-x.stderr.log") == tmp_path / "seat0-x.stderr.log"
     with pytest.raises(BotSpecError, match="leaves the folder"):
-        inside(tmp_path, "../seat0-x.stderr.log")
+        log_file(tmp_path, "../seat0-x.stderr.log")
 
 
 def test_a_hostile_label_writes_its_log_inside_the_log_dir(tmp_path: Path) -> None:

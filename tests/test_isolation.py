@@ -82,6 +82,18 @@ def _said(log: str, prefix: str) -> str:
     raise AssertionError(f"the bot never said {prefix!r}:\n{log}")
 
 
+def _sandboxed_log(tmp_path: Path, mode: str, limits: Limits | None = None,
+                   **params: object) -> str:
+    """Play one game of hostile bot ``mode`` beside a built-in, in the required sandbox;
+    the bot must end it well. Its stderr log."""
+    bot = hostile(tmp_path, mode, **params)
+    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
+    (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
+                           log_dir=tmp_path / "logs", sandbox="required", limits=limits)
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    return next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+
+
 def _uid(log: str) -> int:
     return int(_said(log, "uid ").split()[0])
 
@@ -226,13 +238,7 @@ def test_a_seat_never_runs_with_a_named_groups_gid(tmp_path: Path) -> None:
                   and not named(g + 1, pwd.getpwuid)), None)
     if group is None:
         pytest.skip("no group here whose gid is no user's, with a free number after it")
-    bot = hostile(tmp_path, "ids")
-    clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
-    (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
-                           log_dir=tmp_path / "logs", sandbox="required",
-                           limits=Limits(seat_uids=f"{group}-{group + 1}"))
-    assert record.seats[0].status == "ok", record.seats[0].fault_log
-    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
+    log = _sandboxed_log(tmp_path, "ids", Limits(seat_uids=f"{group}-{group + 1}"))
     assert _said(log, "uid ") == f"{group + 1} gid {group + 1}", log  # before: the group's
 
 
@@ -258,16 +264,11 @@ def test_the_hosts_cpu_use_is_not_visible_in_the_sandbox(tmp_path: Path) -> None
 
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        bot = hostile(tmp_path, "host_activity", wait_s=1.0)
-        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
-        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
-                               log_dir=tmp_path / "logs", sandbox="required")
+        log = _sandboxed_log(tmp_path, "host_activity", wait_s=1.0)
     finally:
         for burner in burners:
             burner.kill()
             burner.wait()
-    assert record.seats[0].status == "ok", record.seats[0].fault_log
-    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
     assert _said(log, "changed: ") == "[]", log  # before the fix: stat, loadavg, uptime...
     assert _said(log, "cpu_count ") == str(os.cpu_count())
     mounts = _said(log, "mountinfo ")
@@ -317,15 +318,10 @@ def test_no_host_wide_count_moves_in_the_sandbox(tmp_path: Path) -> None:
     mover = threading.Thread(target=move_the_counts, daemon=True)
     mover.start()
     try:
-        bot = hostile(tmp_path, "shared_counters", wait_s=1.0)
-        clocks = Clocks(deadline_ms=2000, time_bank_ms=0, startup_ms=10_000, max_strikes=3)
-        (record,) = play_match("stop-me", [bot, "builtin:random"], 1, seed=2, clocks=clocks,
-                               log_dir=tmp_path / "logs", sandbox="required")
+        log = _sandboxed_log(tmp_path, "shared_counters", wait_s=1.0)
     finally:
         stop.set()
         mover.join(10)
-    assert record.seats[0].status == "ok", record.seats[0].fault_log
-    log = next((tmp_path / "logs").glob("seat0-*.stderr.log")).read_text()
     assert _said(log, "changed: ") == "[]", log  # before: each of them
     assert _said(log, "proc fs ") == "[]", log  # before: ['ext4', ...]
     assert _said(log, "proc irq ") == "[]", log  # before: ['0', '1', ...]

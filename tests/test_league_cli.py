@@ -14,7 +14,6 @@ import pty
 import re
 import select
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import pytest
 import trueskill
+
+from .helpers import stored_games
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -54,17 +55,6 @@ run(act, name="slow")
 def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)], cwd=ROOT,
                           check=False, capture_output=True, text=True, timeout=300)
-
-
-def stored_games(db: Path) -> int:
-    try:
-        conn = sqlite3.connect(db, timeout=5)
-        try:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
 
 
 @pytest.fixture(scope="module")

@@ -31,6 +31,7 @@ from arena.schedule import ScheduleError, make_schedule
 from leaderboard import board
 from leaderboard.store import Store, StoreError
 
+from .helpers import stored_games
 from .test_faults import processes_mentioning
 
 ROOT = Path(__file__).parent.parent
@@ -215,17 +216,6 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
     store.close()
 
 
-def _stored_games(db: Path) -> int:
-    try:
-        conn = sqlite3.connect(db, timeout=5)
-        try:
-            return conn.execute("SELECT COUNT(*) FROM games").fetchone()[0]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return 0
-
-
 def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) -> None:
     """Kill the organiser at random moments (mid-game, mid-write), resume, repeat."""
     db = registered
@@ -236,11 +226,11 @@ def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) ->
     for attempt in range(5):
         cmd = [sys.executable, "-m", "arena", *(run if attempt == 0 else resume),
                "--db", str(db)]
-        target = _stored_games(db) + rng.randint(1, 3)
+        target = stored_games(db) + rng.randint(1, 3)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         deadline = time.monotonic() + 60
-        while (_stored_games(db) < target and proc.poll() is None
+        while (stored_games(db) < target and proc.poll() is None
                and time.monotonic() < deadline):
             time.sleep(rng.uniform(0.0, 0.05))
         time.sleep(rng.uniform(0.0, 0.3))  # and somewhere in the next game
@@ -381,7 +371,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path, how: st
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 60
-    while _stored_games(registered) < 2 and time.monotonic() < deadline:
+    while stored_games(registered) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     if how == "ctrl-c":
         os.killpg(proc.pid, signal.SIGINT)
@@ -390,12 +380,12 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_games(registered: Path, how: st
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == status, err
     assert "finished games are kept" in err and "Traceback" not in err
-    kept = _stored_games(registered)
+    kept = stored_games(registered)
     assert kept >= 2
     assert processes_mentioning(str(registered)) == []
     resumed = arena("tournament", "resume", "int", db=registered)
     assert resumed.returncode == 0, resumed.stderr
-    assert _stored_games(registered) == 12
+    assert stored_games(registered) == 12
 
 
 def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
@@ -485,7 +475,7 @@ def test_the_bot_store_works_from_any_folder_and_names_vanished_files(tmp_path: 
     assert "unchanged: s version 1" in again.stdout
     assert run_in(home, "tournament", "run", "stop-me", "--bots", "r,s",
                   "--workers", "1").returncode == 0
-    assert _stored_games(home / "arena.db") == 4
+    assert stored_games(home / "arena.db") == 4
 
 
 def test_failed_matches_on_workers_are_reported_and_exit_non_zero(db: Path,
@@ -509,7 +499,7 @@ def test_failed_matches_on_workers_are_reported_and_exit_non_zero(db: Path,
     manifest.write_text(good)
     resumed = arena("tournament", "resume", "broken", "--workers", "2", db=db)
     assert resumed.returncode == 0, resumed.stderr
-    assert _stored_games(db) == 2
+    assert stored_games(db) == 2
 
 
 def test_strikes_and_startup_time_are_tournament_options_too(db: Path, tmp_path: Path) -> None:

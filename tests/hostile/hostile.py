@@ -84,6 +84,18 @@ def _libc():
     return ctypes, ctypes.CDLL(None, use_errno=True)
 
 
+def _read_proc(names: tuple[str, ...]) -> dict:
+    """Each of ``/proc/NAME``'s text, or why it could not be read."""
+    out = {}
+    for name in names:
+        try:
+            with open(f"/proc/{name}") as source:
+                out[name] = source.read()
+        except OSError as err:
+            out[name] = err.strerror
+    return out
+
+
 def shared_hog() -> None:
     """Issue 13 A5: take what the kernel counts per uid (and a lock on a shared file)."""
     import fcntl
@@ -160,19 +172,9 @@ def host_activity() -> None:
 
     names = ("stat", "loadavg", "uptime", "meminfo", "vmstat", "pressure/cpu")
 
-    def read() -> dict:
-        out = {}
-        for name in names:
-            try:
-                with open(f"/proc/{name}") as source:
-                    out[name] = source.read()
-            except OSError as err:
-                out[name] = err.strerror
-        return out
-
-    first = read()
+    first = _read_proc(names)
     time.sleep(PARAMS.get("wait_s", 1.0))
-    second = read()
+    second = _read_proc(names)
     say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
     say(f"cpu_count {os.cpu_count()}")
     with open("/proc/self/mountinfo") as mounts:
@@ -192,20 +194,10 @@ def shared_counters() -> None:
     names = ("sys/fs/inode-state", "sys/fs/aio-nr", "sys/kernel/pty/nr",
              "sys/fs/quota/syncs", "cgroups")
 
-    def read() -> dict:
-        out = {}
-        for name in names:
-            try:
-                with open(f"/proc/{name}") as source:
-                    out[name] = source.read()
-            except OSError as err:
-                out[name] = err.strerror
-        return out
-
-    first = read()
+    first = _read_proc(names)
     os.sync()  # counted in quota/syncs, for every sandbox to read
     time.sleep(PARAMS.get("wait_s", 1.0))
-    second = read()
+    second = _read_proc(names)
     say(f"changed: {sorted(n for n in names if first[n] != second[n])}")
     for folder in ("fs", "irq"):
         try:
