@@ -180,9 +180,10 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
     assert 3 <= kept < 40
     # On a terminal, the live bar starts at the games already played too (it showed
     # 0/40 first, and counted the stored games into this run's speed and ETA).
+    bar = r"long .* \d+/40 "
     frames = bar_frames([sys.executable, "-m", "arena", "tournament", "resume", "long",
-                         "--workers", "1", "--db", str(db)], seconds=3.0)
-    bars = [f for f in frames if re.search(r"long .* \d+/40 ", f)]
+                         "--workers", "1", "--db", str(db)], until=bar)
+    bars = [f for f in frames if re.search(bar, f)]
     assert bars, frames
     assert re.search(rf" {kept}/40 ", bars[0]), bars[0]
     assert not any(" 0/40 " in f for f in frames)
@@ -198,18 +199,23 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
     assert "Standings: stop-me, tournament long" in resumed.stdout
 
 
-def bar_frames(cmd: list[str], seconds: float) -> list[str]:
-    """Run ``cmd`` with its stdout on a pseudo-terminal for ``seconds`` (then SIGTERM):
-    the lines and frames it drew, escape sequences removed."""
+def bar_frames(cmd: list[str], until: str, seconds: float = 60.0) -> list[str]:
+    """Run ``cmd`` with its stdout on a pseudo-terminal until it has drawn a frame that
+    matches ``until`` (or for ``seconds`` at most; then SIGTERM): the lines and frames it
+    drew, escape sequences removed. A condition, not a fixed window: a loaded machine may
+    take seconds to start the command."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=slave, stderr=subprocess.DEVNULL,
                             env={**os.environ, "COLUMNS": "120"}, start_new_session=True)
     os.close(slave)
-    out, start = b"", time.monotonic()
+    out, start, stopped = b"", time.monotonic(), False
     try:
         while True:
-            if time.monotonic() - start > seconds and proc.poll() is None:
+            if not stopped and proc.poll() is None and (
+                    time.monotonic() - start > seconds
+                    or any(re.search(until, f) for f in _frames(out))):
                 proc.send_signal(signal.SIGTERM)
+                stopped = True
             ready, _, _ = select.select([master], [], [], 0.2)
             if ready:
                 try:
@@ -224,6 +230,10 @@ def bar_frames(cmd: list[str], seconds: float) -> list[str]:
     finally:
         os.close(master)
         proc.wait(timeout=60)
+    return _frames(out)
+
+
+def _frames(out: bytes) -> list[str]:
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
     return [f for f in re.split(r"[\r\n]+", text) if f.strip()]
 
