@@ -39,9 +39,11 @@ class Interrupt(SystemExit):
         self.signum = signum
 
 
-def install(on_term: Callable[[int], int] = lambda signum: 128 + signum) -> None:
-    """Make SIGINT raise ``KeyboardInterrupt`` and SIGTERM raise ``Interrupt(on_term(15))``
-    in the main thread, and send either again if the interpreter drops it.
+def install(on_term: Callable[[int], int] = lambda signum: 128 + signum,
+            sigint: Any = signal.default_int_handler) -> None:
+    """Make SIGTERM raise ``Interrupt(on_term(15))`` and SIGINT call ``sigint`` (by default
+    raise ``KeyboardInterrupt``) in the main thread, and send either again if the
+    interpreter drops its exception.
 
     Call it from the main thread (as :func:`signal.signal` requires).
     """
@@ -50,7 +52,7 @@ def install(on_term: Callable[[int], int] = lambda signum: 128 + signum) -> None
         raise Interrupt(on_term(signum), signum)
 
     signal.signal(signal.SIGTERM, term)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, sigint)
     if getattr(sys.unraisablehook, "arena_interrupts", False):
         return  # already chained (a forked child inherits the hook)
     previous = sys.unraisablehook
