@@ -301,8 +301,11 @@ def test_interrupting_the_referee_leaves_no_bot_behind(tmp_path: Path, signum: i
     while (not all(_processes_mentioning(name) for name in inside)
            and proc.poll() is None and time.monotonic() < deadline):
         time.sleep(0.05)
-    assert all(_processes_mentioning(name) for name in inside), \
-        f"the bots did not both start (arena play: {proc.poll()}): {proc.stderr.read(4000) if proc.poll() is not None else ''}"
+    if not all(_processes_mentioning(name) for name in inside):
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"the bots did not both start (arena play's exit status "
+                             f"{proc.returncode}): {err.decode(errors='replace')[-2000:]}")
     time.sleep(0.5)
     proc.send_signal(signum)
     proc.wait(timeout=30)
