@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from arena import __version__, botcheck, report
+from arena import __version__, botcheck, interrupts, report
 from arena.cli_league import make_log_dir, parse_options, register
 from arena.cli_reads import register_reads
 from arena.web import register_web
@@ -36,8 +35,9 @@ def _fail(err: Exception) -> click.ClickException:
 @click.option("-v", "--verbose", count=True, help="More log output (-vv for debug).")
 def main(verbose: int) -> None:
     """Arena: run hidden-information card games between bots, and rate them."""
-    # SIGTERM unwinds like Ctrl-C, so every bot process is stopped on the way out.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    # SIGTERM unwinds like Ctrl-C (as SystemExit(143)), so every bot process is stopped
+    # on the way out; and neither is lost when it lands in a fork (issue 13 B3).
+    interrupts.install()
     logging.basicConfig(
         level=logging.WARNING - 10 * min(verbose, 2),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

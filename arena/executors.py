@@ -27,6 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from arena import interrupts
 from referee import scratch
 from referee.match import Clocks, Match
 from referee.sandbox import Limits
@@ -115,35 +116,43 @@ class InlineExecutor(Executor):
                 on_error(job, f"{type(err).__name__}: {err}")
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(organiser: int) -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # not Linux: the organiser's finally still stops us
         pass
-    if os.getppid() == 1:  # the organiser died before we could ask
+    # Not "is our parent 1": an orphan goes to the nearest subreaper, which need not be
+    # pid 1 (a container's init, a service manager).
+    if os.getppid() != organiser:  # the organiser died before we could ask
         sys.exit(0)
 
 
-def _worker(tasks: Any, results: Any) -> None:
+def _worker(tasks: Any, results: Any, organiser: int) -> None:
     """A worker process: play jobs until the sentinel; report each game."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the organiser decides when to stop
-    # SIGTERM unwinds, so that each match stops its bots on the way out.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    # SIGTERM unwinds (as SystemExit(0)), so that each match stops its bots on the way
+    # out, and is sent again if it lands in the fork of a seat's supervisor, where the
+    # interpreter drops it: a worker once played on for nobody that way (issue 13 A10).
+    # Ctrl-C goes to the whole group: the organiser decides when to stop (SIGINT ignored).
+    interrupts.install(on_term=lambda signum: 0, sigint=signal.SIG_IGN)
     # And the organiser's death (even kill -9) sends us that SIGTERM: no orphan
     # worker plays on for nobody (Linux PR_SET_PDEATHSIG).
-    _die_with_parent()
-    while (job := tasks.get()) is not None:
-        try:
-            logs = job.play(lambda position, record, key=job.key: results.put(
-                ("game", key, position, record)))
-            results.put(("logs", job.key, None, logs))
-        except SystemExit:
-            return
-        except Exception as err:  # noqa: BLE001 - the organiser must hear of any failure
-            # Four fields, as every message: the organiser unpacks (kind, key, position, payload).
-            results.put(("error", job.key, None, f"{type(err).__name__}: {err}"))
-        results.put(("done", job.key, None, None))
+    try:
+        _die_with_parent(organiser)
+        while (job := tasks.get()) is not None:
+            try:
+                logs = job.play(lambda position, record, key=job.key: results.put(
+                    ("game", key, position, record)))
+                results.put(("logs", job.key, None, logs))
+            except Exception as err:  # noqa: BLE001 - the organiser must hear of any failure
+                # Four fields, as every message: the organiser unpacks
+                # (kind, key, position, payload).
+                results.put(("error", job.key, None, f"{type(err).__name__}: {err}"))
+            results.put(("done", job.key, None, None))
+    except SystemExit:
+        # Stopped, or the organiser is dead: what is not yet in the pipe is for nobody,
+        # and the exit must not wait for room in a pipe that nobody reads.
+        results.cancel_join_thread()
 
 
 class ProcessExecutor(Executor):
@@ -171,8 +180,8 @@ class ProcessExecutor(Executor):
         for _ in range(count):
             tasks.put(None)
         # Not daemonic: a worker starts processes of its own (the seats' supervisors).
-        procs = [_FORK.Process(target=_worker, args=(tasks, results), name=f"arena-worker{i}")
-                 for i in range(count)]
+        procs = [_FORK.Process(target=_worker, args=(tasks, results, os.getpid()),
+                               name=f"arena-worker{i}") for i in range(count)]
         for proc in procs:
             proc.start()
         by_key = {job.key: job for job in jobs}

@@ -293,10 +293,19 @@ def test_interrupting_the_referee_leaves_no_bot_behind(tmp_path: Path, signum: i
                              str(good), "--deadline-ms", "60000"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
-    deadline = time.monotonic() + 30
-    while len(_processes_mentioning(tmp_path.name)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)  # until both bots run
-    assert len(_processes_mentioning(tmp_path.name)) >= 2
+    # Until both bots run, each in its sandbox (/bot/NAME): a generous deadline, as a
+    # loaded machine can take many seconds to start them; the referee and its
+    # supervisors alone (whose command lines name the files too) do not count.
+    inside = [f"/bot/{Path(hanging).name}", f"/bot/{good.name}"]
+    deadline = time.monotonic() + 120
+    while (not all(_processes_mentioning(name) for name in inside)
+           and proc.poll() is None and time.monotonic() < deadline):
+        time.sleep(0.05)
+    if not all(_processes_mentioning(name) for name in inside):
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"the bots did not both start (arena play's exit status "
+                             f"{proc.returncode}): {err.decode(errors='replace')[-2000:]}")
     time.sleep(0.5)
     proc.send_signal(signum)
     proc.wait(timeout=30)

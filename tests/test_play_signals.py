@@ -91,3 +91,58 @@ def test_an_interrupted_play_prints_its_summary_as_text(tmp_path: Path) -> None:
     played = len(list(logs.glob("game-*.json")))
     assert f"stop-me: 2 seats, {played} game(s), seeds 1..{played}" in out
     assert "Summary" in out and f"interrupted by SIGTERM: {played} of 200" in err
+
+
+# Runs `arena play` with a signal that arrives while the referee forks a seat's
+# supervisor: its handler then runs inside the fork's at-fork callbacks, where the
+# interpreter drops any exception ("Exception ignored in: <function _releaseLock>").
+# That is what a SIGTERM under load once did: the referee played on for a hanging bot.
+IN_A_FORK = """\
+import os
+import signal
+import sys
+
+signum, at = int(sys.argv[1]), int(sys.argv[2])
+referee, forks = os.getpid(), 0
+
+def after_in_parent():
+    global forks
+    if os.getpid() != referee:
+        return  # a supervisor's own fork of its bot
+    forks += 1
+    if forks == at:
+        signal.raise_signal(signum)  # handled here, inside the fork's callback
+
+os.register_at_fork(after_in_parent=after_in_parent)
+from arena.cli import main
+sys.argv = ["arena", *sys.argv[3:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("at", [1, 2])  # the first seat's fork, the second's
+def test_a_signal_that_lands_in_a_fork_still_stops_play(tmp_path: Path, signum: int,
+                                                         status: int, at: int) -> None:
+    """Issue 13 B3: the interrupt ends `arena play` promptly, every bot killed, even
+    when the interpreter dropped its exception in a fork's callbacks."""
+    from .test_faults import GOOD_BOT, bot_file
+
+    driver = tmp_path / "in_a_fork.py"
+    driver.write_text(IN_A_FORK)
+    hanging = bot_file(tmp_path, "hang")  # never answers: only the signal can end the match
+    good = tmp_path / f"good_{tmp_path.name}.py"
+    good.write_text(GOOD_BOT)
+    proc = subprocess.Popen([sys.executable, str(driver), str(int(signum)), str(at), "play",
+                             "stop-me", hanging, str(good), "--deadline-ms", "60000"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        raise AssertionError(f"arena play outlived its signal by 60 s:\n{err[-2000:]}") from None
+    assert proc.returncode == status, err[-2000:]
+    assert "interrupted by" in err
+    assert processes_mentioning(tmp_path.name, grace_s=10.0) == [], "a bot outlived the referee"

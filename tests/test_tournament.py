@@ -254,6 +254,59 @@ def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) ->
     store.close()
 
 
+
+# The organiser is killed just as a worker forks a seat's supervisor, so that the
+# worker's parent-death SIGTERM is handled inside the fork's at-fork callbacks, where
+# the interpreter drops its exception: under load, such a worker once played on for
+# nobody and outlived its organiser's `kill -9` (issue 13 A10).
+DIES_IN_A_FORK = """\
+import os
+import signal
+import sys
+import time
+
+organiser = os.getpid()
+
+def after_in_parent():
+    if os.getppid() != organiser:
+        return  # the organiser's own forks, or a supervisor's of its bot
+    try:
+        os.kill(organiser, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    # The parent-death SIGTERM comes as the organiser's exit ends, while we wait here,
+    # in the fork's callback.
+    while os.getppid() == organiser:
+        time.sleep(0.01)
+    time.sleep(0.5)
+
+os.register_at_fork(after_in_parent=after_in_parent)
+from arena.cli import main
+sys.argv = ["arena", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_worker_whose_organiser_dies_as_it_forks_a_seat_ends(registered: Path,
+                                                               tmp_path: Path) -> None:
+    """Its lost SIGTERM is sent again: it stops its match and exits, leaving nothing."""
+    db = registered
+    driver = tmp_path / "dies_in_a_fork.py"
+    driver.write_text(DIES_IN_A_FORK)
+    # Long enough that a worker playing on for nobody would still play when checked.
+    proc = subprocess.Popen([sys.executable, str(driver), "tournament", "run", "stop-me",
+                             "--bots", "alpha,beta,gamma", "--games-per-seating", "100",
+                             "--workers", "2", "--name", "doomed", "--db", str(db)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    assert proc.wait(timeout=120) == -signal.SIGKILL
+    try:
+        assert processes_mentioning(str(db), grace_s=30.0) == [], \
+            "a worker (or its seat) outlived its organiser"
+    finally:
+        for pid in processes_mentioning(str(db), grace_s=0.0):
+            os.kill(pid, signal.SIGKILL)
+
 @pytest.mark.parametrize(("args", "message"), [
     (("tournament", "run", "stop-me", "--bots", "alpha,nobody"), "no bot 'nobody'"),
     (("tournament", "run", "chess", "--bots", "alpha,beta"), "unknown game 'chess'"),
