@@ -25,7 +25,7 @@ from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
 
 from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
-from .schedule import make_schedule
+from .schedule import ScheduleError, make_schedule
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
 
 
 def _require_distinct(specs: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
-    """StoreError naming the entrant given twice (``stopper`` and ``stopper@1`` are one).
+    """ScheduleError naming the entrant given twice (``stopper`` and ``stopper@1`` are one).
 
     The schedule's own check sees only database ids ("a bot is entered twice:
     [1, 1]"), which told a new organiser nothing (issue 13 B, outsider).
@@ -94,8 +94,8 @@ def _require_distinct(specs: Sequence[str], rows: Sequence[dict[str, Any]]) -> N
     for spec, row in zip(specs, rows):
         if row["id"] in seen:
             same = "" if seen[row["id"]] == spec else f" (as {seen[row['id']]!r} and {spec!r})"
-            raise StoreError(f"bot {row['name']}@{row['version']} is entered twice{same}; "
-                             f"enter each bot version once in --bots")
+            raise ScheduleError(f"bot {row['name']}@{row['version']} is entered twice{same}; "
+                                f"enter each bot version once in --bots")
         seen[row["id"]] = spec
 
 

@@ -143,3 +143,10 @@ def test_the_demo_ends_by_naming_its_database(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert ("the demo's results are in 'arena-demo.db'; look at them with "
             "`arena serve --db arena-demo.db`") in out.stdout
+
+
+def test_a_known_game_without_a_leaderboard_still_says_so(tmp_path: Path) -> None:
+    Store(tmp_path / "arena.db").close()
+    out = arena("leaderboard", "dagens-brott", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "no leaderboard for 'dagens-brott' yet; run a tournament first" in out.stderr
