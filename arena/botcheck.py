@@ -21,7 +21,7 @@ from referee import scratch
 from referee.errors import BotSpecError
 from referee.games import get_game
 from referee.match import Clocks, play_match
-from referee.programs import load_program
+from referee.programs import BotProgram, load_program
 from referee.records import GameRecord
 from referee.sandbox import Limits
 
@@ -49,6 +49,8 @@ class Findings:
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
+    """What to change, for the usual mistakes behind a problem (issue 13 B, outsider)."""
     records: list[GameRecord] = field(default_factory=list)
     stderr_tail: list[str] = field(default_factory=list)
     """The last lines of the bot's stderr, when it did not show up or crashed."""
@@ -63,7 +65,7 @@ class Findings:
         # Fields may be added, never renamed: scripts read this (README, arena play --json).
         return {"bot": self.bot, "game": self.game, "passed": self.passed,
                 "problems": self.problems, "warnings": self.warnings, "notes": self.notes,
-                "stderr_tail": self.stderr_tail, "build_log": self.build_log,
+                "hints": self.hints, "stderr_tail": self.stderr_tail, "build_log": self.build_log,
                 "games": [r.to_json() for r in self.records]}
 
 
@@ -110,7 +112,31 @@ def check_bot(path: str, game_id: str, games: int = 3, seed: int = 1,
         stderr = b"".join(p.read_bytes() for p in Path(tmp).glob("seat0-*.stderr.log"))
     findings.records = records
     _judge(findings, records, stderr, clocks, games)
+    findings.hints = _hints(program, findings)
     return findings
+
+
+def _hints(program: BotProgram, findings: Findings) -> list[str]:
+    """What to change, for two mistakes outside authors made from the docs alone.
+
+    The problem lines quote the sandbox's and the decoder's own words ("setpriv: failed
+    to execute bot.js: No such file or directory" for a file that is there), which do
+    not say what to change (issue 13 B, outsider).
+    """
+    hints: list[str] = []
+    word = program.command[0] if program.command else ""
+    if (any(p.startswith("could not be started") for p in findings.problems)
+            and "/" not in word and word not in ("", ".", "..")
+            and (program.cwd / word).is_file()):  # no '/': a plain name in the bot's folder
+        hints.append(f"the command's first word {word!r} has no '/', so it is looked up on "
+                     f"PATH, not in the bot's folder: write './{word}' to run the folder's "
+                     f"own file, or name its interpreter first (docs/protocol.md 9.4)")
+    faults = [f for r in findings.records for f in r.seats[0].fault_log]
+    if program.protocol == "stdio" and any("hello was refused: not JSON" in f for f in faults):
+        hints.append("every line a stdio bot writes to stdout is read as a protocol "
+                     "message, and its first line was not JSON: write debug output to "
+                     "stderr (docs/protocol.md 1.2)")
+    return hints
 
 
 def _judge(findings: Findings, records: list[GameRecord], stderr: bytes, clocks: Clocks,

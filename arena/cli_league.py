@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -348,6 +349,12 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
 
             for game, rows, env in demo.run(store, workers, games_per_seating, run_quietly):
                 views.print_leaderboard(game, rows, env)
+        # Every other command reads ./arena.db by default: without this line a new user's
+        # next `arena leaderboard stop-me` or `arena serve` found no database (issue 13 B,
+        # outsider).
+        db = shlex.quote(str(db_path))
+        click.echo(f"the demo's results are in {str(db_path)!r}; look at them with "
+                   f"`arena serve --db {db}` or `arena leaderboard stop-me --db {db}`")
 
     def _next_name(store: Store, game: str) -> str:
         count = store.one("SELECT COUNT(*) AS n FROM tournaments WHERE game = ?", (game,))

@@ -61,6 +61,7 @@ def register_reads(main: click.Group, bot: click.Group) -> None:
             if len(words) != 2 or tournament_key:
                 raise click.UsageError("usage: arena leaderboard rebuild GAME")
             with opened(db_path) as store:
+                get_game(words[1])  # a typo is an unknown game, with a suggestion
                 board.standings(store, words[1])  # a clear error for an unknown leaderboard
                 count = board.rebuild(store, words[1])
             click.echo(f"rebuilt {words[1]}: {count} rated games")
@@ -69,11 +70,11 @@ def register_reads(main: click.Group, bot: click.Group) -> None:
             raise click.UsageError("usage: arena leaderboard GAME [--tournament T] [--json]")
         game = words[0]
         with opened(db_path) as store:
+            get_game(game)  # a typo is an unknown game, with a suggestion, not "no leaderboard"
             if tournament_key is None:
                 rows, title = board.standings(store, game), game
                 t = None
             else:
-                get_game(game)
                 t = tournament_of(store, tournament_key, game)
                 rows = board.tournament_standings(store, game, t["id"])
                 title = f"{game}, tournament {t['name']}"

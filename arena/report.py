@@ -81,7 +81,7 @@ def print_check(findings: Any) -> None:
     console.print(f"bot {findings.bot!r} on {findings.game}: {verdict}", markup=False,
                   soft_wrap=True)
     for kind, lines in (("problem", findings.problems), ("warning", findings.warnings),
-                        ("note", findings.notes)):
+                        ("note", findings.notes), ("hint", findings.hints)):
         for line in lines:
             # markup=False: these lines quote the bot's own bytes, never rich markup.
             console.print(f"  {kind}: {printable(line)}", markup=False, soft_wrap=True)

@@ -25,7 +25,7 @@ from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
 
 from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
-from .schedule import make_schedule
+from .schedule import ScheduleError, make_schedule
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
                              f"it enters no new tournament")
     _require_files(rows)
+    _require_distinct(bots, rows)
     schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
                              fmt, seed)
     board.environment(store, game, environment)
@@ -81,6 +82,21 @@ def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
             raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
         return store.builtin_bot(name)
     return store.bot(*_name_version(spec))
+
+
+def _require_distinct(specs: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+    """ScheduleError naming the entrant given twice (``stopper`` and ``stopper@1`` are one).
+
+    The schedule's own check sees only database ids ("a bot is entered twice:
+    [1, 1]"), which told a new organiser nothing (issue 13 B, outsider).
+    """
+    seen: dict[int, str] = {}
+    for spec, row in zip(specs, rows):
+        if row["id"] in seen:
+            same = "" if seen[row["id"]] == spec else f" (as {seen[row['id']]!r} and {spec!r})"
+            raise ScheduleError(f"bot {row['name']}@{row['version']} is entered twice{same}; "
+                                f"enter each bot version once in --bots")
+        seen[row["id"]] = spec
 
 
 def _require_files(bots: Sequence[dict[str, Any]]) -> None:

@@ -108,6 +108,19 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
+def demo_hint(path: Path) -> str:
+    """``"; `arena demo` ..."`` when the demo's database lies beside a missing ``path``.
+
+    `arena demo` writes ``arena-demo.db`` and every other command reads ``arena.db``:
+    a new user's next command after the Quick start found "no database" (issue 13 B,
+    outsider).
+    """
+    demo_db = path.parent / "arena-demo.db"
+    if path.name == "arena-demo.db" or not demo_db.is_file():
+        return ""
+    return f" (`arena demo` wrote its results to {str(demo_db)!r}: pass --db {demo_db})"
+
+
 class Store:
     """An open Arena database."""
 
@@ -117,7 +130,8 @@ class Store:
         self._reading = False  # inside a snapshot(): a read transaction, no writes
         if not self.path.exists() and not create:
             raise StoreError(f"no database at {str(self.path)!r}; run a command that "
-                             f"creates it (arena bot add, arena tournament run) or pass --db")
+                             f"creates it (arena bot add, arena tournament run) or pass --db"
+                             + demo_hint(self.path))
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             conn.execute("PRAGMA foreign_keys = ON")

@@ -91,10 +91,10 @@ def test_play_option_changes_the_game() -> None:
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "speed=3"),
      "unknown option 'speed'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "go_cards=many"),
-     "option 'go_cards' must be like 4, got 'many'"),
+     "option 'go_cards' must be an integer (JSON), like 4, got the string \"many\""),
     # Not "must be like None": the default of this cap is null, an integer is fine too.
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "max_rounds=abc"),
-     "option 'max_rounds' must be an integer or null (JSON), got 'abc'"),
+     "option 'max_rounds' must be an integer or null (JSON), got the string \"abc\""),
     (("play", "stop-me", "builtin:random", "builtin:random", "--log-dir", "/proc/no/logs"),
      "cannot create the folder '/proc/no/logs'"),
     (("play", "stop-me", "builtin:random", "builtin:random", "-o", "oops"),

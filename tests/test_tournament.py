@@ -315,7 +315,8 @@ def test_a_worker_whose_organiser_dies_as_it_forks_a_seat_ends(registered: Path,
     (("tournament", "run", "dagens-brott", "--bots", "alpha,beta"),
      "2 players is the unofficial variant"),
     (("tournament", "resume", "nope"), "no tournament 'nope'"),
-    (("leaderboard", "go-fish"), "no leaderboard for 'go-fish'"),
+    # An unknown game, not "no leaderboard for 'go-fish'" (issue 13 B, outsider: a typo).
+    (("leaderboard", "go-fish"), "unknown game 'go-fish'"),
     (("replay", "999"), "no game with id 999"),
     # Beyond SQLite's 64-bit integers (these were OverflowError tracebacks).
     (("replay", "99999999999999999999999"), "is not in the range 0<=x<=9223372036854775807"),

@@ -22,7 +22,7 @@ from urllib.parse import quote
 import sqlite_utils
 
 from ..ratings import Environment, Ledger, Rating, rate_ffa
-from ..store import APPLICATION, SCHEMA_VERSION, Store, StoreError
+from ..store import APPLICATION, SCHEMA_VERSION, Store, StoreError, demo_hint
 
 
 class PageError(Exception):
@@ -48,7 +48,8 @@ class ReadOnlyStore(Store):
     def __init__(self, path: str | Path, busy_timeout_s: float = 2.0) -> None:
         self.path = Path(path)
         if not self.path.is_file():
-            raise StoreError(f"no database at {str(self.path)!r}; pass --db or set ARENA_DB")
+            raise StoreError(f"no database at {str(self.path)!r}; pass --db or set ARENA_DB"
+                             + demo_hint(self.path))
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, isolation_level=None,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import Action, Event, Game, Option, Result, canonical_json, shared_ranks
+from .base import Action, Event, Game, Option, Result, canonical_json, did_you_mean, shared_ranks
 from .dagens_brott import DagensBrott
 from .errors import (
     ActionError,
@@ -37,7 +37,8 @@ def get_game(game_id: str) -> type[Game]:
         return GAMES[game_id]
     except (KeyError, TypeError):
         raise ConfigError(
-            f"unknown game {game_id!r}; known games: {', '.join(GAMES)}"
+            f"unknown game {game_id!r}{did_you_mean(game_id, GAMES)}; "
+            f"known games: {', '.join(GAMES)}"
         ) from None
 
 

@@ -17,9 +17,10 @@ bots written in any language. The engines import nothing else of Arena's.
 
 from __future__ import annotations
 
+import difflib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -61,6 +62,33 @@ class Event:
         return out
 
 
+_JSON_NAMES: dict[type, str] = {int: "an integer", float: "a number", str: "a string",
+                                list: "a list", dict: "an object", bool: "true or false",
+                                type(None): "null"}
+
+
+def did_you_mean(word: Any, known: Iterable[str]) -> str:
+    """``" (did you mean 'stop-me'?)"`` for a near miss of one of ``known``, else ``""``.
+
+    A typo of a game or option name is the commonest wrong input of a new user
+    (issue 13 B, outsider); the list of known names follows in the same error.
+    """
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word.lower(), list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def quote_value(value: Any) -> str:
+    """A refused option value in JSON words, cut to 80 characters: ``the string "True"``."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = text if len(text) <= 80 else text[:77] + "..."
+    return f"the string {text}" if isinstance(value, str) else text
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """A game option: a component list or house-rule constant with its RULES.md default."""
@@ -72,11 +100,13 @@ class Option:
     def describe(self) -> str:
         """What a value must be, for errors: ``like 4``, or the JSON types when the
         default alone would mislead (``null`` for a cap that may also be an integer)."""
+        # JSON words, not Python's: "like False" sent a new user to type `True`, which
+        # the command line reads as a string (issue 13 B, outsider).
         if not self.types:
-            return f"like {self.default!r}"
-        names = {int: "an integer", float: "a number", str: "a string", list: "a list",
-                 dict: "an object", bool: "true or false", type(None): "null"}
-        return " or ".join(names.get(t, t.__name__) for t in self.types) + " (JSON)"
+            like = json.dumps(self.default)
+            like = like if len(like) <= 60 else like[:57] + "..."
+            return f"{_JSON_NAMES.get(type(self.default), 'JSON')} (JSON), like {like}"
+        return " or ".join(_JSON_NAMES.get(t, t.__name__) for t in self.types) + " (JSON)"
 
     def accepts(self, value: Any) -> bool:
         """Whether ``value`` has an acceptable JSON type (bool is never an int here)."""
@@ -185,11 +215,13 @@ class Game(ABC):
             spec = cls.option_specs.get(key)
             if spec is None:
                 raise ConfigError(
-                    f"{cls.id}: unknown option {key!r}; known options: {', '.join(cls.option_specs)}"
+                    f"{cls.id}: unknown option {key!r}{did_you_mean(key, cls.option_specs)}; "
+                    f"known options: {', '.join(cls.option_specs)}"
                 )
             if not spec.accepts(value):
                 raise ConfigError(
-                    f"{cls.id}: option {key!r} must be {spec.describe()}, got {value!r}"
+                    f"{cls.id}: option {key!r} must be {spec.describe()}, "
+                    f"got {quote_value(value)}"
                 )
             merged[key] = clone_json(value)
         cls.check_options(players, merged)

@@ -92,7 +92,8 @@ def check_options(players: int, options: Mapping[str, Any]) -> None:
     if players == 2 and options["unofficial_2p"] is not True:
         raise ConfigError(
             "dagens-brott: 2 players is the unofficial variant (RULES.md 3.2, B14); "
-            "set the option unofficial_2p to true to play it"
+            "set the option unofficial_2p to true to play it (on the command line: "
+            "-o unofficial_2p=true)"
         )
     criminals = options["criminals"]
     if (
