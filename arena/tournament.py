@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -75,12 +76,12 @@ def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
     """The bot row of one entrant: ``NAME``, ``NAME@VERSION`` or a built-in baseline
     (``builtin:random``, ``builtin:heuristic``), stored as a bot of its own on first use."""
     if is_builtin(spec.partition("@")[0]):
-        name, version = _name_version(spec)
+        name, version = name_version(spec)
         make_builtin(name, game, 0, 0)  # ConfigError naming the policies there are
         if version not in (None, 1):
             raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
         return store.builtin_bot(name)
-    return store.bot(*_name_version(spec))
+    return store.bot(*name_version(spec))
 
 
 def _require_files(bots: Sequence[dict[str, Any]]) -> None:
@@ -96,12 +97,20 @@ def _require_files(bots: Sequence[dict[str, Any]]) -> None:
             + " are missing; register the same files again with: arena bot add NAME PATH")
 
 
-def _name_version(spec: str) -> tuple[str, int | None]:
-    """``NAME`` or ``NAME@VERSION``."""
-    name, _, version = spec.partition("@")
-    if version and not version.isdigit():
-        raise StoreError(f"bot {spec!r}: a version is a number, as in {name}@2")
-    return name, int(version) if version else None
+def name_version(spec: str) -> tuple[str, int | None]:
+    """``NAME`` or ``NAME@VERSION``; StoreError for anything else.
+
+    A version is ASCII digits, at most 18 of them: ``isdigit`` took ``x@²`` (a
+    ValueError in ``int``), an empty one was read as none, and 20 digits overflowed
+    SQLite's 64-bit integers, each a traceback (found by review of issue 13 B5)."""
+    name, at, version = spec.partition("@")
+    if not name or (at and not _VERSION.fullmatch(version)):
+        raise StoreError(f"bot {spec!r}: expected NAME or NAME@VERSION, and a version is "
+                         f"a number, as in {name or 'NAME'}@2")
+    return name, int(version) if at else None
+
+
+_VERSION = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass
