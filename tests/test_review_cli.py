@@ -1,0 +1,115 @@
+"""An attacker's review of the organiser's and author's commands (issue 13 B5).
+
+Names that anyone chose, and a bot's own actions, are shown as they are: never
+read as rich markup or emoji codes. Numbers too large for SQLite, and versions
+in other scripts' digits, are clear errors, never tracebacks. Real bots, real
+SQLite files, the real ``arena`` command.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_league_cli import RANDOM_BOT, ROOT, arena, bar_frames
+
+# Answers every decision with the text "[/]" (illegal): the fault line quoting it is
+# rich markup's closing tag, which was a traceback that lost the match's report.
+MARKUP_BOT = """\
+from protocol.client import run
+
+def act(observation, legal):
+    return "[/]"
+
+run(act, name="marker")
+"""
+
+SHOWN = "[bold]x"  # rich showed it as a bold "x", a look-alike of a bot named x
+EMOJI = ":warning:"  # rich showed it as an emoji
+CUP = "[/]"  # a tournament's name: rich's closing tag, a traceback in every table
+
+
+@pytest.fixture(scope="module")
+def marked(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Bots named SHOWN and EMOJI; tournament CUP of stop-me with a built-in baseline."""
+    db = tmp_path_factory.mktemp("marked") / "arena.db"
+    for name in (SHOWN, EMOJI):
+        out = arena("bot", "add", name, str(RANDOM_BOT), db=db)
+        assert out.returncode == 0, out.stderr
+    run = arena("tournament", "run", "stop-me", "--bots", f"{SHOWN},{EMOJI},builtin:random",
+                "--workers", "2", "--name", CUP, db=db)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    (db.parent / "run.out").write_text(run.stdout)
+    return db
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (("bot", "list"), (SHOWN, EMOJI)),
+    (("bot", "show", SHOWN), (f"Bot {SHOWN}",)),
+    (("leaderboard", "stop-me"), (SHOWN, EMOJI)),
+    (("leaderboard", "stop-me", "--tournament", CUP), (f"tournament {CUP}", SHOWN, EMOJI)),
+    (("tournament", "list"), (f"│ {CUP} ",)),
+    (("tournament", "show", CUP), (f"{CUP} (id 1)", SHOWN, EMOJI)),
+    (("results", "stop-me"), (f"│ {CUP} ", SHOWN, EMOJI)),
+])
+def test_names_are_shown_as_they_are_never_as_markup(marked: Path, args: tuple[str, ...],
+                                                     shown: tuple[str, ...]) -> None:
+    out = arena(*args, db=marked)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    for text in shown:
+        assert text in out.stdout, out.stdout
+    assert "\u26a0" not in out.stdout  # no emoji made of a name
+
+
+def test_a_run_ends_with_standings_under_the_names_as_they_are(marked: Path) -> None:
+    out = (marked.parent / "run.out").read_text()
+    assert f"Standings: stop-me, tournament {CUP}" in out
+    assert f"│ {SHOWN} " in out and f"│ {EMOJI} " in out
+
+
+def test_the_progress_bar_shows_names_as_they_are(marked: Path) -> None:
+    frames = bar_frames([sys.executable, "-m", "arena", "tournament", "run", "stop-me",
+                         "--bots", f"{SHOWN},builtin:random", "--name", "[red]bar",
+                         "--workers", "1", "--db", str(marked)], seconds=240)
+    text = "\n".join(frames)
+    assert "Traceback" not in text and "MarkupError" not in text
+    assert "[red]bar" in text
+
+
+def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
+    bot = tmp_path / "marker.py"
+    bot.write_text(MARKUP_BOT)
+    out = subprocess.run([sys.executable, "-m", "arena", "play", "stop-me", str(bot),
+                          "builtin:random", "builtin:random", "--games", "1"], cwd=ROOT,
+                         check=False, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in out.stderr, out.stderr
+    assert out.returncode == 0
+    assert "Summary" in out.stdout and "[/]" in out.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("results", "stop-me", "--limit", "99999999999999999999"), "--limit"),
+    (("bot", "logs", SHOWN, "--limit", "99999999999999999999"), "--limit"),
+    (("results", "stop-me", "--bot", f"{SHOWN}@99999999999999999999"),
+     "expected NAME or NAME@VERSION"),
+    (("bot", "logs", f"{SHOWN}@99999999999999999999"), "expected NAME or NAME@VERSION"),
+    (("tournament", "run", "stop-me", "--bots", f"{SHOWN}@{10**20},builtin:random"),
+     "a version is a number"),
+    (("tournament", "run", "stop-me", "--bots", f"{SHOWN}@\u00b2,builtin:random"),
+     "a version is a number"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random@\u00b2,builtin:heuristic"),
+     "a version is a number"),
+    (("tournament", "run", "stop-me", "--bots", f"{SHOWN}@,builtin:random"),
+     "a version is a number"),
+])
+def test_numbers_sqlite_cannot_hold_are_clear_errors(marked: Path, args: tuple[str, ...],
+                                                     message: str) -> None:
+    before = json.loads(arena("tournament", "list", "--json", db=marked).stdout)
+    out = arena(*args, db=marked)
+    assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+    assert message in out.stderr
+    assert json.loads(arena("tournament", "list", "--json", db=marked).stdout) == before
