@@ -7,6 +7,7 @@ Thin click commands over :mod:`arena.botstore`, :mod:`arena.tournament` and
 from __future__ import annotations
 
 import json
+import math
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -83,9 +84,21 @@ def opened(db_path: Path, create: bool = False) -> Iterator[Store]:
         store.close()
 
 
+PROGRESS_EVERY = click.FloatRange(0.1, 86400.0)
+"""Seconds between progress lines: ``inf`` was a traceback in the progress thread, and
+``nan`` passes any range (it compares false) and printed a line in a busy loop (found by
+review of issue 13 B5), so it is refused on its own in :func:`_finite`."""
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if math.isnan(value):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", ctx, param)
+    return value
+
+
 def progress_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--progress-every", type=click.FloatRange(min=0.1), default=progress.EVERY_S,
+        "--progress-every", type=PROGRESS_EVERY, callback=_finite, default=progress.EVERY_S,
         show_default=True, metavar="SECONDS",
         help="When the output is not a terminal (a pipe, a log file), print a progress "
              "line this often.")(func)

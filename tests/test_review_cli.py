@@ -105,8 +105,13 @@ def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
      "a version is a number"),
     (("tournament", "run", "stop-me", "--bots", f"{SHOWN}@,builtin:random"),
      "a version is a number"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+      "--progress-every", "nan"), "nan is not a number of seconds"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+      "--progress-every", "inf"), "--progress-every"),
+    (("tournament", "resume", CUP, "--progress-every", "nan"), "--progress-every"),
 ])
-def test_numbers_sqlite_cannot_hold_are_clear_errors(marked: Path, args: tuple[str, ...],
+def test_numbers_out_of_range_are_clear_errors(marked: Path, args: tuple[str, ...],
                                                      message: str) -> None:
     before = json.loads(arena("tournament", "list", "--json", db=marked).stdout)
     out = arena(*args, db=marked)
