@@ -26,7 +26,7 @@ from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
 
 from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
-from .schedule import make_schedule
+from .schedule import ScheduleError, make_schedule
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,12 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
                              f"it enters no new tournament")
+    seen: dict[int, str] = {}
+    for spec, row in zip(bots, rows):  # named here: the schedule knows only their ids
+        if row["id"] in seen:
+            raise ScheduleError(f"bot {row['name']}@{row['version']} is entered twice (as "
+                             f"{seen[row['id']]!r} and {spec!r}); enter each bot once")
+        seen[row["id"]] = spec
     _require_files(rows)
     schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
                              fmt, seed)

@@ -110,6 +110,8 @@ def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
     (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
       "--progress-every", "inf"), "--progress-every"),
     (("tournament", "resume", CUP, "--progress-every", "nan"), "--progress-every"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:random@1"),
+     "bot builtin:random@1 is entered twice (as 'builtin:random' and 'builtin:random@1')"),
 ])
 def test_numbers_out_of_range_are_clear_errors(marked: Path, args: tuple[str, ...],
                                                      message: str) -> None:
