@@ -24,6 +24,7 @@ from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
+from referee.text import hidden
 
 from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
 from .schedule import ScheduleError, make_schedule
@@ -53,6 +54,13 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
            options: dict[str, Any], settings: Settings,
            environment: Environment | None = None) -> int:
     """Validate everything, build the schedule and store the tournament; its id."""
+    # The name is in every progress line, table and hint: an escape sequence in it acted
+    # on the terminal and a newline forged lines ("x\nforged: 99 of 99 games played"),
+    # so it follows the bot names' rule, referee/text.py's (found by review of issue 13 B5).
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
+        raise StoreError(f"tournament name {name!r} holds a control or invisible character "
+                         f"({', '.join(unseen)}): use letters, digits and punctuation")
     cls = get_game(game)
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
