@@ -19,7 +19,7 @@ import click
 from arena import botstore, demo, progress, tournament
 from arena.replay import narrate, visible
 from leaderboard import board, views
-from leaderboard.store import BUILTIN_PREFIX, Store, StoreError
+from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreError
 from referee.errors import RefereeError
 from referee.games import GameError, get_game
 from referee.match import Clocks
@@ -244,12 +244,21 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         if seed is None:  # unguessable: a bot that knew it could rebuild every deal
             seed = secrets.randbelow(1 << 62)
         with opened(db_path, create=True) as store:
-            name = name or _next_name(store, game)
-            tournament.create(store, name=name, game=game, bots=names, seats=seats,
-                              games_per_seating=games_per_seating, duplicate=duplicate,
-                              fmt=fmt, seed=seed, options=parse_options(option_pairs),
-                              settings=settings)
-            _run(store, name, workers, log_dir, progress_every)
+            for attempt in range(1 if name else 10):
+                chosen = name or _next_name(store, game)
+                try:
+                    tournament.create(store, name=chosen, game=game, bots=names,
+                                      seats=seats, games_per_seating=games_per_seating,
+                                      duplicate=duplicate, fmt=fmt, seed=seed,
+                                      options=parse_options(option_pairs), settings=settings)
+                    break
+                except NameTaken:
+                    # Two organisers starting runs at once both chose GAME-N: the later
+                    # takes the next name, instead of being told to resume the other's
+                    # tournament (found by review of issue 13 B5).
+                    if name or attempt == 9:
+                        raise
+            _run(store, chosen, workers, log_dir, progress_every)
 
     @tournament_group.command("resume")
     @click.argument("name")

@@ -37,6 +37,10 @@ class StoreError(Exception):
     """The database cannot be used: corrupt, foreign, newer, locked or missing."""
 
 
+class NameTaken(StoreError):
+    """A tournament of that name exists already."""
+
+
 def now() -> str:
     """The current time as an ISO 8601 UTC string."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -304,7 +308,7 @@ class Store:
         check_tournament_name(row["name"])
         with self.transaction() as conn:
             if self.one("SELECT id FROM tournaments WHERE name = ?", (row["name"],)):
-                raise StoreError(f"a tournament named {row['name']!r} exists already; "
+                raise NameTaken(f"a tournament named {row['name']!r} exists already; "
                                  f"resume it with: arena tournament resume {row['name']}")
             cursor = conn.execute(
                 "INSERT INTO tournaments (name, game, format, seats, games_per_seating, "

@@ -112,11 +112,37 @@ def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
     (("tournament", "resume", CUP, "--progress-every", "nan"), "--progress-every"),
     (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:random@1"),
      "bot builtin:random@1 is entered twice (as 'builtin:random' and 'builtin:random@1')"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+      "--name", "cup\x1b]0;pwned\x07"), "holds a control or invisible character (U+0007, U+001B)"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+      "--name", "a\nforged: 99 of 99 games played"), "(U+000A)"),
+    (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+      "--name", "cup\u202e"), "(U+202E)"),
 ])
-def test_numbers_out_of_range_are_clear_errors(marked: Path, args: tuple[str, ...],
+def test_bad_input_is_a_clear_error_that_changes_nothing(marked: Path, args: tuple[str, ...],
                                                      message: str) -> None:
     before = json.loads(arena("tournament", "list", "--json", db=marked).stdout)
     out = arena(*args, db=marked)
     assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
     assert message in out.stderr
     assert json.loads(arena("tournament", "list", "--json", db=marked).stdout) == before
+
+
+def test_organisers_starting_runs_at_once_each_get_a_tournament(tmp_path: Path) -> None:
+    """Six `tournament run`s without --name at once on one new database: each chose
+    GAME-N before any stored it, and the later ones were told to resume another's."""
+    db = tmp_path / "arena.db"
+    assert arena("tournament", "list", db=db).returncode != 0  # no database yet
+    cmd = [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots",
+           "builtin:random,builtin:heuristic", "--workers", "1", "--db", str(db)]
+    first = subprocess.run(cmd, cwd=ROOT, check=False, capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0, first.stderr
+    runs = [subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(6)]
+    outs = [run.communicate(timeout=300) for run in runs]
+    for run, (_, err) in zip(runs, outs):
+        assert run.returncode == 0 and "exists already" not in err, err
+    listed = json.loads(arena("tournament", "list", "--json", db=db).stdout)
+    assert sorted(t["name"] for t in listed) == [f"stop-me-{n}" for n in range(1, 8)]
+    assert all(t["played"] == t["scheduled"] for t in listed)
