@@ -127,7 +127,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
 
         Changed files under the same NAME make a new version; old versions and
         their results stay."""
-        if name.startswith(BUILTIN_PREFIX):  # before the check: refused either way
+        if name.casefold().startswith(BUILTIN_PREFIX):  # before the check: refused anyway
             raise click.BadParameter(f"bot name {name!r}: names beginning with "
                                      f"{BUILTIN_PREFIX!r} are the built-in bots'",
                                      param_hint="NAME")

@@ -237,7 +237,9 @@ class Store:
     # ------------------------------------------------------------------- bots
     def add_bot(self, name: str, digest: str, path: str, kind: str) -> tuple[dict, bool]:
         """Register a bot version; returns (row, created). The same content is one version."""
-        if name.startswith(BUILTIN_PREFIX) and kind != BUILTIN_KIND:
+        # In any case: 'Builtin:random' posed as the baseline, and its web page was the
+        # baseline's file on a case-insensitive file system (found by review of issue 13 B5).
+        if name.casefold().startswith(BUILTIN_PREFIX) and kind != BUILTIN_KIND:
             raise StoreError(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} "
                              f"are the built-in bots'")
         with self.transaction() as conn:

@@ -118,6 +118,10 @@ def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
       "--name", "a\nforged: 99 of 99 games played"), "(U+000A)"),
     (("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
       "--name", "cup\u202e"), "(U+202E)"),
+    (("bot", "add", "Builtin:random", str(RANDOM_BOT)),
+     "names beginning with 'builtin:' are the built-in bots'"),
+    (("bot", "add", "BUILTIN:x", str(RANDOM_BOT)),
+     "names beginning with 'builtin:' are the built-in bots'"),
 ])
 def test_bad_input_is_a_clear_error_that_changes_nothing(marked: Path, args: tuple[str, ...],
                                                      message: str) -> None:
