@@ -334,8 +334,16 @@ class Store:
         B6); StoreError if there is none. A name is never all digits, so the two never
         collide (see :func:`check_tournament_name`)."""
         row = self.one("SELECT * FROM tournaments WHERE name = ?", (name,))
-        if row is None and name.isdecimal() and len(name) <= 18:
-            row = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
+        if name.isdecimal() and len(name) <= 18:
+            by_id = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
+            if row is not None and by_id is not None and row["id"] != by_id["id"]:
+                # A database of an Arena before names were refused as numbers: the name
+                # of one tournament is the id of another, which the web pages show
+                # (found by review of issue 13 B6). Neither is guessed.
+                raise StoreError(f"{name!r} is the name of tournament id {row['id']} and "
+                                 f"the id of tournament {by_id['name']!r}; give the one "
+                                 f"you mean by its other key (its name, or id {row['id']})")
+            row = row or by_id
         if row is None:
             known = [f"{t['name']} (id {t['id']})"
                      for t in self.rows("SELECT id, name FROM tournaments ORDER BY id")]

@@ -9,6 +9,7 @@ SQLite files, the real ``arena`` command.
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,26 @@ def test_organisers_starting_runs_at_once_each_get_a_tournament(tmp_path: Path) 
     listed = json.loads(arena("tournament", "list", "--json", db=db).stdout)
     assert sorted(t["name"] for t in listed) == [f"stop-me-{n}" for n in range(1, 8)]
     assert all(t["played"] == t["scheduled"] for t in listed)
+
+
+def test_a_name_that_is_another_tournaments_id_is_ambiguous(tmp_path: Path) -> None:
+    """An older Arena let a tournament be named "2": there `arena tournament show 2`
+    showed it, while tournament/2.html (the id) showed another one."""
+    db = tmp_path / "arena.db"
+    for name in ("cup", "bowl"):
+        out = arena("tournament", "run", "stop-me", "--bots", "builtin:random,builtin:heuristic",
+                    "--workers", "1", "--name", name, db=db)
+        assert out.returncode == 0, out.stderr
+    conn = sqlite3.connect(db)
+    with conn:  # as an older Arena stored it
+        conn.execute("UPDATE tournaments SET name = '2' WHERE name = 'cup'")
+    conn.close()
+    for args in (("tournament", "show", "2"), ("results", "stop-me", "--tournament", "2"),
+                 ("leaderboard", "stop-me", "--tournament", "2")):
+        out = arena(*args, db=db)
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "'2' is the name of tournament id 1 and the id of tournament 'bowl'" in out.stderr
+    shown = json.loads(arena("tournament", "show", "1", "--json", db=db).stdout)
+    assert shown["name"] == "2"
+    shown = json.loads(arena("tournament", "show", "bowl", "--json", db=db).stdout)
+    assert shown["id"] == 2
