@@ -163,10 +163,15 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
         scheduled = job.games[position]
         game_id = store.record_game(t["id"], scheduled, t["game"], record)
-        if game_id is not None:
-            progress.done += 1
-            if log_dir:  # named by the id that `arena replay` and the web pages use
-                _write_game_log(Path(log_dir), game_id, record)
+        # Counted from the store: while another organiser resumes this tournament at
+        # once, this run's own count stood still at the games it stored, and its progress
+        # lines said 2360/4000 with an ETA of minutes when all 4000 were stored (found by
+        # review of issue 13 B5).
+        stored = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
+                           (t["id"],))
+        progress.done = (stored or {}).get("n", progress.done)
+        if game_id is not None and log_dir:  # named by the id arena replay and the web use
+            _write_game_log(Path(log_dir), game_id, record)
         outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]

@@ -12,11 +12,12 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.test_league_cli import RANDOM_BOT, ROOT, arena, bar_frames
+from tests.test_league_cli import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
 
 # Answers every decision with the text "[/]" (illegal): the fault line quoting it is
 # rich markup's closing tag, which was a traceback that lost the match's report.
@@ -174,3 +175,32 @@ def test_a_name_that_is_another_tournaments_id_is_ambiguous(tmp_path: Path) -> N
     assert shown["name"] == "2"
     shown = json.loads(arena("tournament", "show", "bowl", "--json", db=db).stdout)
     assert shown["id"] == 2
+
+
+def test_a_run_counts_the_games_a_racing_resume_stores(tmp_path: Path) -> None:
+    """A run and a resume of one tournament at once: the run's progress lines count
+    the games the resume stored, not only its own (they stood still, with an ETA of
+    minutes, when every game was stored)."""
+    db = tmp_path / "arena.db"
+    cmd = [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots",
+           "builtin:random,builtin:heuristic", "--games-per-seating", "1500", "--name",
+           "race", "--workers", "1", "--progress-every", "0.3", "--db", str(db)]
+    run = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while stored_games(db) < 50 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        resumed = arena("tournament", "resume", "race", "--workers", "2", db=db)
+        assert resumed.returncode == 0, resumed.stderr
+        assert stored_games(db) == 3000
+        out, err = run.communicate(timeout=600)
+    finally:
+        run.kill()
+        run.wait()
+    assert run.returncode == 0, err
+    lines = [line for line in out.splitlines() if line.startswith("race: ") and "elapsed" in line]
+    # The run's progress lines after the resume ended: all 3000 stored, and shown so.
+    late = [line for line in lines if int(line.split(" ")[1].split("/")[0]) == 3000]
+    assert late, lines[-5:]
+    assert "race: 3000 of 3000 games played" in out
