@@ -7,6 +7,7 @@ Thin click commands over :mod:`arena.botstore`, :mod:`arena.tournament` and
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import shlex
 from collections.abc import Callable, Iterator, Sequence
@@ -19,7 +20,7 @@ import click
 from arena import botstore, demo, progress, tournament
 from arena.replay import narrate, visible
 from leaderboard import board, views
-from leaderboard.store import BUILTIN_PREFIX, Store, StoreError
+from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreError
 from referee.errors import RefereeError
 from referee.games import GameError, get_game
 from referee.match import Clocks
@@ -84,9 +85,21 @@ def opened(db_path: Path, create: bool = False) -> Iterator[Store]:
         store.close()
 
 
+PROGRESS_EVERY = click.FloatRange(0.1, 86400.0)
+"""Seconds between progress lines: ``inf`` was a traceback in the progress thread, and
+``nan`` passes any range (it compares false) and printed a line in a busy loop (found by
+review of issue 13 B5), so it is refused on its own in :func:`_finite`."""
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if math.isnan(value):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", ctx, param)
+    return value
+
+
 def progress_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--progress-every", type=click.FloatRange(min=0.1), default=progress.EVERY_S,
+        "--progress-every", type=PROGRESS_EVERY, callback=_finite, default=progress.EVERY_S,
         show_default=True, metavar="SECONDS",
         help="When the output is not a terminal (a pipe, a log file), print a progress "
              "line this often.")(func)
@@ -115,7 +128,7 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
 
         Changed files under the same NAME make a new version; old versions and
         their results stay."""
-        if name.startswith(BUILTIN_PREFIX):  # before the check: refused either way
+        if name.casefold().startswith(BUILTIN_PREFIX):  # before the check: refused anyway
             raise click.BadParameter(f"bot name {name!r}: names beginning with "
                                      f"{BUILTIN_PREFIX!r} are the built-in bots'",
                                      param_hint="NAME")
@@ -232,12 +245,21 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
         if seed is None:  # unguessable: a bot that knew it could rebuild every deal
             seed = secrets.randbelow(1 << 62)
         with opened(db_path, create=True) as store:
-            name = name or _next_name(store, game)
-            tournament.create(store, name=name, game=game, bots=names, seats=seats,
-                              games_per_seating=games_per_seating, duplicate=duplicate,
-                              fmt=fmt, seed=seed, options=parse_options(option_pairs),
-                              settings=settings)
-            _run(store, name, workers, log_dir, progress_every)
+            for attempt in range(1 if name else 10):
+                chosen = name or _next_name(store, game)
+                try:
+                    tournament.create(store, name=chosen, game=game, bots=names,
+                                      seats=seats, games_per_seating=games_per_seating,
+                                      duplicate=duplicate, fmt=fmt, seed=seed,
+                                      options=parse_options(option_pairs), settings=settings)
+                    break
+                except NameTaken:
+                    # Two organisers starting runs at once both chose GAME-N: the later
+                    # takes the next name, instead of being told to resume the other's
+                    # tournament (found by review of issue 13 B5).
+                    if name or attempt == 9:
+                        raise
+            _run(store, chosen, workers, log_dir, progress_every)
 
     @tournament_group.command("resume")
     @click.argument("name")

@@ -15,11 +15,12 @@ from typing import Any
 import click
 
 from leaderboard import board, views
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreError
 from referee.games import get_game
 from referee.text import printable
 
-from .cli_league import db_option, echo_json, json_option, opened
+from . import tournament
+from .cli_league import SQLITE_ID, db_option, echo_json, json_option, opened
 
 LOGS_LIMIT = 10
 """Captured logs `arena bot logs` shows by default."""
@@ -27,11 +28,10 @@ LOGS_LIMIT = 10
 
 def name_version(spec: str, what: str) -> tuple[str, int | None]:
     """``NAME`` or ``NAME@VERSION`` given to option or argument ``what``."""
-    name, at, version = spec.partition("@")
-    if not name or (at and not version.isdecimal()):
-        raise click.BadParameter(f"expected NAME or NAME@VERSION (a number), got {spec!r}",
-                                 param_hint=what)
-    return name, int(version) if at else None
+    try:
+        return tournament.name_version(spec)
+    except StoreError as err:
+        raise click.BadParameter(str(err), param_hint=what) from None
 
 
 def tournament_of(store: Store, key: str, game: str) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def register_reads(main: click.Group, bot: click.Group) -> None:
                   help="Only tournament T (a name or an id).")
     @click.option("--bot", "bot_spec", metavar="NAME[@V]",
                   help="Only the games in which this bot (any version, or version V) sat.")
-    @click.option("--limit", type=click.IntRange(min=1), metavar="N",
+    @click.option("--limit", type=click.IntRange(1, SQLITE_ID.max), metavar="N",
                   help="Only the newest N games (still shown in canonical order).")
     @db_option
     @json_option
@@ -120,7 +120,7 @@ def register_reads(main: click.Group, bot: click.Group) -> None:
 
     @bot.command("logs")
     @click.argument("spec", metavar="NAME[@VERSION]")
-    @click.option("--limit", type=click.IntRange(min=1), default=LOGS_LIMIT,
+    @click.option("--limit", type=click.IntRange(1, SQLITE_ID.max), default=LOGS_LIMIT,
                   show_default=True, help="The newest N captured logs.")
     @db_option
     @json_option

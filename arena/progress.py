@@ -94,9 +94,10 @@ def reporter(name: str, total: int, done: int, console: Console,
         finally:
             lines.stop()
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-               TextColumn("{task.fields[leader]}"))
+    # markup=False: the tournament's and the leading bot's names are anyone's text.
+    columns = (TextColumn("{task.description}", markup=False), BarColumn(),
+               MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+               TimeRemainingColumn(), TextColumn("{task.fields[leader]}", markup=False))
     with Progress(*columns, console=console, transient=False) as bar:
         # Created at the games already played: an update from 0 would count them as
         # games of this run, and the ETA of a resumed tournament would be far too short.

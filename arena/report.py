@@ -15,8 +15,11 @@ _PER_GAME_LIMIT = 20  # beyond this many games, show only the summary
 
 
 def _console() -> Console:
-    # A fixed width off a terminal keeps piped output identical from run to run.
-    return Console(highlight=False, soft_wrap=False, width=None if Console().is_terminal else 100)
+    # A fixed width off a terminal keeps piped output identical from run to run. No
+    # markup nor emoji codes: fault lines quote a bot's action ("[/]" was a traceback
+    # that lost the match's report) and names are anyone's (found by review of issue 13).
+    return Console(highlight=False, markup=False, emoji=False, soft_wrap=False,
+                   width=None if Console().is_terminal else 100)
 
 
 def print_games(infos: Sequence[dict[str, Any]]) -> None:

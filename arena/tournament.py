@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.sandbox import Limits, check_mode
+from referee.text import hidden
 
 from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
 from .schedule import ScheduleError, make_schedule
@@ -52,6 +54,13 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
            options: dict[str, Any], settings: Settings,
            environment: Environment | None = None) -> int:
     """Validate everything, build the schedule and store the tournament; its id."""
+    # The name is in every progress line, table and hint: an escape sequence in it acted
+    # on the terminal and a newline forged lines ("x\nforged: 99 of 99 games played"),
+    # so it follows the bot names' rule, referee/text.py's (found by review of issue 13 B5).
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
+        raise StoreError(f"tournament name {name!r} holds a control or invisible character "
+                         f"({', '.join(unseen)}): use letters, digits and punctuation")
     cls = get_game(game)
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
@@ -60,6 +69,12 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
                              f"it enters no new tournament")
+    seen: dict[int, str] = {}
+    for spec, row in zip(bots, rows):  # named here: the schedule knows only their ids
+        if row["id"] in seen:
+            raise ScheduleError(f"bot {row['name']}@{row['version']} is entered twice (as "
+                             f"{seen[row['id']]!r} and {spec!r}); enter each bot once")
+        seen[row["id"]] = spec
     _require_files(rows)
     _require_distinct(bots, rows)
     schedule = make_schedule([r["id"] for r in rows], seats, games_per_seating, duplicate,
@@ -76,12 +91,12 @@ def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
     """The bot row of one entrant: ``NAME``, ``NAME@VERSION`` or a built-in baseline
     (``builtin:random``, ``builtin:heuristic``), stored as a bot of its own on first use."""
     if is_builtin(spec.partition("@")[0]):
-        name, version = _name_version(spec)
+        name, version = name_version(spec)
         make_builtin(name, game, 0, 0)  # ConfigError naming the policies there are
         if version not in (None, 1):
             raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
         return store.builtin_bot(name)
-    return store.bot(*_name_version(spec))
+    return store.bot(*name_version(spec))
 
 
 def _require_distinct(specs: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -112,12 +127,20 @@ def _require_files(bots: Sequence[dict[str, Any]]) -> None:
             + " are missing; register the same files again with: arena bot add NAME PATH")
 
 
-def _name_version(spec: str) -> tuple[str, int | None]:
-    """``NAME`` or ``NAME@VERSION``."""
-    name, _, version = spec.partition("@")
-    if version and not version.isdigit():
-        raise StoreError(f"bot {spec!r}: a version is a number, as in {name}@2")
-    return name, int(version) if version else None
+def name_version(spec: str) -> tuple[str, int | None]:
+    """``NAME`` or ``NAME@VERSION``; StoreError for anything else.
+
+    A version is ASCII digits, at most 18 of them: ``isdigit`` took ``x@²`` (a
+    ValueError in ``int``), an empty one was read as none, and 20 digits overflowed
+    SQLite's 64-bit integers, each a traceback (found by review of issue 13 B5)."""
+    name, at, version = spec.partition("@")
+    if not name or (at and not _VERSION.fullmatch(version)):
+        raise StoreError(f"bot {spec!r}: expected NAME or NAME@VERSION, and a version is "
+                         f"a number, as in {name or 'NAME'}@2")
+    return name, int(version) if at else None
+
+
+_VERSION = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass
@@ -156,10 +179,15 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
         scheduled = job.games[position]
         game_id = store.record_game(t["id"], scheduled, t["game"], record)
-        if game_id is not None:
-            progress.done += 1
-            if log_dir:  # named by the id that `arena replay` and the web pages use
-                _write_game_log(Path(log_dir), game_id, record)
+        # Counted from the store: while another organiser resumes this tournament at
+        # once, this run's own count stood still at the games it stored, and its progress
+        # lines said 2360/4000 with an ETA of minutes when all 4000 were stored (found by
+        # review of issue 13 B5).
+        stored = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
+                           (t["id"],))
+        progress.done = (stored or {}).get("n", progress.done)
+        if game_id is not None and log_dir:  # named by the id arena replay and the web use
+            _write_game_log(Path(log_dir), game_id, record)
         outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]

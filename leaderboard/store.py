@@ -37,6 +37,10 @@ class StoreError(Exception):
     """The database cannot be used: corrupt, foreign, newer, locked or missing."""
 
 
+class NameTaken(StoreError):
+    """A tournament of that name exists already."""
+
+
 def now() -> str:
     """The current time as an ISO 8601 UTC string."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -247,7 +251,9 @@ class Store:
     # ------------------------------------------------------------------- bots
     def add_bot(self, name: str, digest: str, path: str, kind: str) -> tuple[dict, bool]:
         """Register a bot version; returns (row, created). The same content is one version."""
-        if name.startswith(BUILTIN_PREFIX) and kind != BUILTIN_KIND:
+        # In any case: 'Builtin:random' posed as the baseline, and its web page was the
+        # baseline's file on a case-insensitive file system (found by review of issue 13 B5).
+        if name.casefold().startswith(BUILTIN_PREFIX) and kind != BUILTIN_KIND:
             raise StoreError(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} "
                              f"are the built-in bots'")
         with self.transaction() as conn:
@@ -318,7 +324,7 @@ class Store:
         check_tournament_name(row["name"])
         with self.transaction() as conn:
             if self.one("SELECT id FROM tournaments WHERE name = ?", (row["name"],)):
-                raise StoreError(f"a tournament named {row['name']!r} exists already; "
+                raise NameTaken(f"a tournament named {row['name']!r} exists already; "
                                  f"resume it with: arena tournament resume {row['name']}")
             cursor = conn.execute(
                 "INSERT INTO tournaments (name, game, format, seats, games_per_seating, "
@@ -342,8 +348,16 @@ class Store:
         B6); StoreError if there is none. A name is never all digits, so the two never
         collide (see :func:`check_tournament_name`)."""
         row = self.one("SELECT * FROM tournaments WHERE name = ?", (name,))
-        if row is None and name.isdecimal() and len(name) <= 18:
-            row = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
+        if name.isdecimal() and len(name) <= 18:
+            by_id = self.one("SELECT * FROM tournaments WHERE id = ?", (int(name),))
+            if row is not None and by_id is not None and row["id"] != by_id["id"]:
+                # A database of an Arena before names were refused as numbers: the name
+                # of one tournament is the id of another, which the web pages show
+                # (found by review of issue 13 B6). Neither is guessed.
+                raise StoreError(f"{name!r} is the name of tournament id {row['id']} and "
+                                 f"the id of tournament {by_id['name']!r}; give the one "
+                                 f"you mean by its other key (its name, or id {row['id']})")
+            row = row or by_id
         if row is None:
             known = [f"{t['name']} (id {t['id']})"
                      for t in self.rows("SELECT id, name FROM tournaments ORDER BY id")]

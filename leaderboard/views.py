@@ -10,8 +10,14 @@ from rich.table import Table
 
 
 def console() -> Console:
-    """A console; off a terminal a fixed width keeps output stable."""
-    return Console(highlight=False, soft_wrap=False, width=None if Console().is_terminal else 110)
+    """A console; off a terminal a fixed width keeps output stable.
+
+    No markup and no emoji codes: every cell and title holds names that anyone chose
+    (a bot named ``[bold]x`` showed as ``x``, one named ``[link=URL]`` a hyperlink, a
+    tournament named ``[/]`` was a traceback), shown as they are (found by review of
+    issue 13)."""
+    return Console(highlight=False, markup=False, emoji=False, soft_wrap=False,
+                   width=None if Console().is_terminal else 110)
 
 
 def table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]],
