@@ -3,7 +3,7 @@
     arena play stop-me bots/stop_me_bot.py builtin:random builtin:random builtin:random
 
 It uses only the SDK (``protocol.client.run``) and the standard library. The
-rules it relies on are in docs/games/stop-me.md; the strategy, in three parts:
+rules it relies on are in docs/games/stop-me.md; the strategy, in four parts:
 
 1. **An opponent model, learned from the reveals.** Every gangster of a round is
    revealed at the end, oldest first, which is also the order in which they were
@@ -28,16 +28,19 @@ rules it relies on are in docs/games/stop-me.md; the strategy, in three parts:
    captured the 10), so STOP on the 1 is chosen when the 10 is likely to be
    taken by someone else.
 
-3. **Taking turns with a look-alike (a mixed strategy).** Two seats that reason
-   alike STOP the same gangster, and two STOPs capture nothing: in a field with a
-   copy of this bot, two random bots used to finish first and second (issue 13
-   B9). So the bot watches the reveals for seats that played STOP on a gangster
-   it STOPped too. Those "look-alikes" and the bot take turns: in round r, whose
-   first gangster is g, the look-alike group, in seat order, is led by its
-   member number (r + g) mod (group size). The leader plays the look-ahead; the others mix, playing STOP with
-   probability one half at each chance, which keeps their STOP off the leader's
-   target half of the time while still taking what the leader leaves. The
-   reveals are public, so every member of the group agrees on who leads.
+3. **Taking turns with a look-alike.** Two seats that reason alike STOP the
+   same gangster, and two STOPs capture nothing: in a field with a copy of this
+   bot, two random bots used to finish first and second (issue 13 B9). So the bot
+   keeps a rule on purpose, a signature: it never plays STOP on a gangster of the
+   lower half with more than two cards in hand, except the lowest while the
+   highest is on the table (``never_stops``). Its look-alikes are the seats that
+   played STOP on a gangster it STOPped too and never broke that rule (a random
+   player breaks it soon). The bot and its look-alikes take turns: in round r,
+   whose first gangster is g, the group, in seat order, is led by its member
+   number (r + g) mod (group size). The leader plays the look-ahead but leaves
+   the lowest gangster alone; the others play GO, except STOP on the lowest while
+   the highest is on the table (if the leader takes the highest, the lowest beats
+   it, R6). The reveals are public, so every member agrees on who leads.
 
 4. **Determinism.** The generator is seeded from the seat and the game, so a
    match replays identically. (A decision stops simulating early only if it has
@@ -108,7 +111,8 @@ class StopMeBot:
         self.budget_s = 0.25  # a quarter of the deadline; set from the start message
         self.past = OpponentModel()       # rounds of the games already finished
         self.last_view: dict[str, Any] | None = None
-        self.past_look_alikes: set[int] = set()  # by seat; a match keeps its seats
+        self.past_clashed: set[int] = set()  # by seat; a match keeps its seats
+        self.past_unlike: set[int] = set()
         self.rng = random.Random(0)
 
     # ----------------------------------------------------------- SDK hooks
@@ -123,23 +127,49 @@ class StopMeBot:
         if self.last_view is not None:
             for past_round in self.last_view.get("history", []):
                 self.past.add_round(past_round["reveals"], self.last_view["seat"], self._go_cards())
-            self.past_look_alikes = self.look_alikes(self.last_view)
+            clashed, unlike = self._clashes(self.last_view)
+            self.past_clashed, self.past_unlike = clashed, unlike
             self.last_view = None
 
     def _go_cards(self) -> int:
         return int(self.options.get("go_cards", 4))
 
     # -------------------------------------------------------------- deciding
-    def look_alikes(self, view: dict[str, Any]) -> set[int]:
-        """Seats that played STOP on a gangster this seat STOPped too: in this game
-        (its reveals, public) or in the match's earlier games."""
-        me = view["seat"]
-        found = set(self.past_look_alikes)
+    def _clashes(self, view: dict[str, Any]) -> tuple[set[int], set[int]]:
+        """Seats that played STOP on a gangster this seat STOPped too, and seats that
+        played a STOP this bot never plays (``never_stops``): in this game (its
+        reveals, public, in placement order) and in the match's earlier games."""
+        me, go_cards = view["seat"], self._go_cards()
+        clashed, unlike = set(self.past_clashed), set(self.past_unlike)
         for reveals in [r["reveals"] for r in view["history"]] + [view["reveals"]]:
-            for reveal in reveals:
-                if reveal["cards"][me] == STOP:
-                    found |= {s for s, c in enumerate(reveal["cards"]) if s != me and c == STOP}
-        return found
+            values = [r["gangster"] for r in reveals]
+            for m, reveal in enumerate(reveals):
+                hand = max(go_cards + 1 - m, 2)  # R3, R4: the hand when it was placed
+                on_table = values[max(0, m - go_cards + 1):m + 1]
+                for seat, card in enumerate(reveal["cards"]):
+                    if seat == me or card != STOP:
+                        continue
+                    if self.never_stops(reveal["gangster"], hand, on_table):
+                        unlike.add(seat)
+                    if reveal["cards"][me] == STOP:
+                        clashed.add(seat)
+        return clashed, unlike
+
+    def never_stops(self, value: int, hand: int, on_table: list[int]) -> bool:
+        """Whether this bot never plays STOP on ``value`` (``on_table``: the gangsters
+        on the table then, ``value`` included): a weak gangster with more than two
+        cards in hand, unless it is the lowest with the highest on the table (R6).
+        A rule kept on purpose, so that look-alikes can be told from other seats."""
+        values = sorted(self.options.get("gangsters", range(1, 11)))
+        weak = value < values[len(values) // 2]
+        lowest_rule = value == values[0] and values[-1] in on_table
+        return hand > 2 and weak and not lowest_rule
+
+    def look_alikes(self, view: dict[str, Any]) -> set[int]:
+        """Seats that play like this bot (strategy part 3): they STOPped a gangster it
+        STOPped too, and never played a STOP it never plays."""
+        clashed, unlike = self._clashes(view)
+        return clashed - unlike
 
     def leads(self, view: dict[str, Any]) -> bool:
         """Whether this seat leads its look-alike group this round (strategy part 3).
@@ -155,10 +185,18 @@ class StopMeBot:
         self.last_view = view
         if STOP not in legal:
             return GO  # nothing to decide
-        if not self.leads(view):
-            return STOP if self.rng.random() < 0.5 else GO  # mix: see strategy part 3
         me, players, go_cards = view["seat"], view["players"], self._go_cards()
         values = sorted(self.options.get("gangsters", range(1, 11)))
+        hand = view["hand"]["GO"] + view["hand"]["STOP"]
+        on_table = [g["gangster"] for g in view["table"]]
+        lowest_rule = view["current"] == values[0] and values[-1] in on_table
+        if not self.leads(view):
+            # Strategy part 3: leave the round to the leader, but take the lowest
+            # while the highest is on the table (if the leader takes it, R6).
+            return STOP if lowest_rule else GO
+        if self.never_stops(view["current"], hand, on_table) or (
+                lowest_rule and len(self.look_alikes(view)) > 0):
+            return GO  # the lowest is the others' when there are look-alikes
         # Learn: this game's finished rounds, and this round's failed arrests.
         model = OpponentModel()
         for past_round in view["history"]:
@@ -172,7 +210,6 @@ class StopMeBot:
         known = {s: [r["cards"][s] for r in view["reveals"]] for s in rates}
         unseen = [v for v in values
                   if v not in {g["gangster"] for g in view["table"]} and v not in view["discard"]]
-        hand = view["hand"]["GO"] + view["hand"]["STOP"]
         # GO now, then STOP on the first gangster >= T: T in the upper half, or never (None).
         thresholds = sorted({v for v in values if v >= values[len(values) // 2]}) + [None]
 
