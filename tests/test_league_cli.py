@@ -199,11 +199,11 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
     assert "Standings: stop-me, tournament long" in resumed.stdout
 
 
-def bar_frames(cmd: list[str], until: str, seconds: float = 60.0) -> list[str]:
-    """Run ``cmd`` with its stdout on a pseudo-terminal until it has drawn a frame that
-    matches ``until`` (or for ``seconds`` at most; then SIGTERM): the lines and frames it
-    drew, escape sequences removed. A condition, not a fixed window: a loaded machine may
-    take seconds to start the command."""
+def bar_frames(cmd: list[str], until: str | None = None, seconds: float = 60.0) -> list[str]:
+    """Run ``cmd`` with its stdout on a pseudo-terminal until it ends, or has drawn a frame
+    that matches ``until`` (or for ``seconds`` at most; then SIGTERM): the lines and frames
+    it drew, escape sequences removed. A condition, not a fixed window: a loaded machine
+    may take seconds to start the command."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=slave, stderr=subprocess.DEVNULL,
                             env={**os.environ, "COLUMNS": "120"}, start_new_session=True)
@@ -213,7 +213,8 @@ def bar_frames(cmd: list[str], until: str, seconds: float = 60.0) -> list[str]:
         while True:
             if not stopped and proc.poll() is None and (
                     time.monotonic() - start > seconds
-                    or any(re.search(until, f) for f in _frames(out))):
+                    or (until is not None and any(re.search(until, f)
+                                                  for f in _frames(out)))):
                 proc.send_signal(signal.SIGTERM)
                 stopped = True
             ready, _, _ = select.select([master], [], [], 0.2)
