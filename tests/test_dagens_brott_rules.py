@@ -810,7 +810,7 @@ def test_malformed_and_illegal_actions_are_refused_and_change_nothing():
     ("players", "options", "quoted"),
     [
         (3, {"rounds": 0}, "0"),
-        (3, {"rounds": "5"}, "'5'"),
+        (3, {"rounds": "5"}, 'the string "5"'),  # quoted in JSON words, as -o reads them
         (3, {"jokers": -1}, "-1"),
         (3, {"unofficial_2p": 1}, "1"),
         (3, {"criminals": ["PICK", "pick"]}, "'pick'"),

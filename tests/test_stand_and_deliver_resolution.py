@@ -576,8 +576,8 @@ def test_illegal_shoot_target_in_an_encounter():
     ({"ability_offer": 0}, "0"),
     ({"start_notoriety": 10}, "10"),
     ({"silver_at": -1}, "-1"),
-    ({"rounds": True}, "True"),
-    ({"encounter_talk": "yes"}, "'yes'"),
+    ({"rounds": True}, "got true"),  # quoted in JSON words, as -o reads them
+    ({"encounter_talk": "yes"}, 'the string "yes"'),
     ({"nonsense": 1}, "'nonsense'"),
 ])
 def test_options_are_validated_with_the_bad_input_quoted(options, quoted):

@@ -1022,10 +1022,10 @@ def test_2_9_c2_same_seed_and_actions_replay_identically(seed, n):
         (2, {"reward_token_bag": [0, 1, 2]}, "[0, 1, 2]"),  # N+2 = 4 tokens needed
         (6, {"reward_token_bag": [0, 0, 1, 1, 1, 2, 2]}, "[0, 0, 1, 1, 1, 2, 2]"),
         (3, {"colors": ["red"]}, "'colors'"),
-        (3, {"go_cards": "4"}, "'4'"),
-        (3, {"go_cards": True}, "True"),
+        (3, {"go_cards": "4"}, 'the string "4"'),  # quoted in JSON words, as -o reads them
+        (3, {"go_cards": True}, "got true"),
         (3, {"max_rounds": 2.5}, "2.5"),
-        (3, {"max_failed_arrests_per_round": None}, "None"),
+        (3, {"max_failed_arrests_per_round": None}, "got null"),
         (3, {"reward_token_bag": (0, 1, 2, 3, 4)}, "(0, 1, 2, 3, 4)"),
         (3, {"go_cards": 0}, "0"),
         (3, {"gangsters": [1, 2, 2, 4, 5, 6]}, "[1, 2, 2, 4, 5, 6]"),

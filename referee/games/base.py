@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,13 +81,26 @@ def did_you_mean(word: Any, known: Iterable[str]) -> str:
 
 
 def quote_value(value: Any) -> str:
-    """A refused option value in JSON words, cut to 80 characters: ``the string "True"``."""
-    try:
-        text = json.dumps(value, ensure_ascii=True)
-    except (TypeError, ValueError):
-        text = repr(value)
+    """A refused option value in JSON words, cut to 80 characters: ``the string "True"``.
+
+    A value that JSON cannot hold as it is (a tuple, a set: only a Python caller can pass
+    one) is quoted as Python writes it, so the message never shows another value."""
+    text = json.dumps(value, ensure_ascii=True) if _is_json(value) else repr(value)
     text = text if len(text) <= 80 else text[:77] + "..."
     return f"the string {text}" if isinstance(value, str) else text
+
+
+def _is_json(value: Any) -> bool:
+    """Whether ``value`` is made only of what JSON reads back as itself."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)  # NaN and the infinities are not JSON
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
 
 
 @dataclass(frozen=True, slots=True)
