@@ -206,30 +206,43 @@ def sweep_orphans() -> int:
         return 0
     removed = 0
     dead: set[str] = set()
-    for controller in _controllers(support.version, support.cpu):
-        parent = _own(controller)
-        if parent is None or not parent.is_dir():
+    for folder in groups():
+        alive = _owner_alive(folder.name)
+        if alive is False:
+            dead.add(folder.name)
             continue
-        for folder in parent.glob("arena-*"):
-            alive = _owner_alive(folder.name)
-            if alive is False:
-                dead.add(folder.name)
+        if alive:
+            continue  # a live referee's
+        try:
+            if time.time() - folder.stat().st_mtime < ORPHAN_AGE_S:
                 continue
-            if alive:
-                continue  # a live referee's
-            try:
-                if time.time() - folder.stat().st_mtime < ORPHAN_AGE_S:
-                    continue
-                if (folder / "cgroup.procs").read_text().strip():
-                    continue  # a bot lives in it
-                folder.rmdir()  # fails, harmlessly, if a process entered meanwhile
-                removed += 1
-            except OSError:
-                continue
+            if (folder / "cgroup.procs").read_text().strip():
+                continue  # a bot lives in it
+            folder.rmdir()  # fails, harmlessly, if a process entered meanwhile
+            removed += 1
+        except OSError:
+            continue
     for name in dead:
         sweep(name)
         removed += 1
     return removed
+
+
+def groups() -> list[Path]:
+    """Every bot group (``arena-*``) beside this process's own, in each controller in use."""
+    support = probe()
+    if support.version is None:
+        return []
+    found: list[Path] = []
+    for controller in _controllers(support.version, support.cpu):
+        parent = _own(controller)
+        if parent is None:
+            continue
+        try:
+            found += [parent / n for n in os.listdir(parent) if n.startswith("arena-")]
+        except OSError:
+            continue
+    return found
 
 
 def sweep(name: str) -> None:

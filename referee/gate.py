@@ -14,8 +14,14 @@ build in :mod:`referee.build`):
   once if the starter is already gone. It holds through the gate's, prlimit's and
   bwrap's execs (none is set-uid) until bwrap arms its own ``--die-with-parent``.
 
-What a killed referee's processes leave in their cgroups is killed by the next referee
-(:func:`referee.cgroups.sweep_orphans`, run here before the first gated start).
+* **The undertaker.** Neither closes bubblewrap's own window (its sandbox process arms
+  its parent-death signal only once the sandbox is set up): every process that starts
+  bots' cgroups named for itself has an undertaker (:mod:`referee.undertaker`: started
+  here for a build, by :class:`referee.seats.ProgramSeat` for a seat, whose groups the
+  referee names), which outlives it and kills whatever is left in them when it ends.
+
+What a referee killed together with its undertaker leaves in its cgroups is killed by the
+next referee (:func:`referee.cgroups.sweep_orphans`, run here before the first gated start).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from . import cgroups
+from . import cgroups, undertaker
 from .sandbox import Sandbox
 
 GATE = 'read -r _ || exit 1; exec "$@"'
@@ -67,6 +73,8 @@ def start(box: Sandbox, argv: Sequence[str], *, cwd: str, env: dict[str, str],
     gate = box.uses_cgroups
     if gate:
         cgroups.sweep_orphans()  # what a referee killed earlier left behind (issue 13 A10)
+        if box.cgroup_name is None:  # a build's groups are named for this process
+            undertaker.ensure()  # what it leaves in them, however it ends (issue 13 A10)
         argv = ["/bin/sh", "-c", GATE if keep_stdin else f"{GATE} </dev/null",
                 "arena-gate", *argv]
     proc = subprocess.Popen(

@@ -30,7 +30,7 @@ from typing import Any
 
 from protocol.codec import encode
 
-from . import cgroups, scratch
+from . import cgroups, scratch, undertaker
 from .errors import RefereeError
 from .programs import BotProgram
 from .sandbox import Limits
@@ -98,6 +98,9 @@ class ProgramSeat:
                                f"have: set TMPDIR to a shorter folder")
         if self.sandbox != "none":
             cgroups.sweep_orphans()  # what a referee killed earlier left behind
+            # The seat's groups are named for this process, whose undertaker kills what
+            # is left in them when it ends, however (issue 13 A10).
+            undertaker.ensure()
         self.cgroup_name = cgroups.new_name()
         spec = LaunchSpec(
             seat=self.seat, command=self.program.command, cwd=str(self.program.cwd),

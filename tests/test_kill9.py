@@ -58,12 +58,26 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+
+
+def _forks(pid: int) -> list[int]:
+    """The children of ``pid`` that are not (yet) a new program, but a copy of it: its
+    supervisors, or the first of the two forks that start its undertaker."""
+    own = _cmdline(pid)
+    return [c for c in _children(pid) if _cmdline(c) == own]
+
+
 def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     """Return as soon as a supervisor of ``referee`` has forked its bot's first process
     (a moment before the bot's cgroups are made)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and referee.poll() is None:
-        if any(_children(s) for s in _children(referee.pid)):
+        if any(c not in _forks(s) for s in _children(referee.pid) for c in _children(s)):
             return
         time.sleep(0.0005)
     raise AssertionError("the referee started no bot")
@@ -268,10 +282,10 @@ def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
     gate" (the gate has exec'd the sandbox's command line)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and organiser.poll() is None:
+        forks = _forks(organiser.pid)  # its undertaker's start is not the build's
         for child in _children(organiser.pid):
-            try:
-                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-            except OSError:
+            cmdline = _cmdline(child)
+            if cmdline is None or child in forks:
                 continue
             if moment == "forked" and b"--unshare-all" not in cmdline:
                 return
@@ -282,8 +296,6 @@ def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
 
 
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
-@pytest.mark.xfail(strict=False, reason="issue 13 A10, open: in about one CI run of three, "
-                   "2-3 build processes outlive a kill -9 of `arena bot add` at start-up")
 def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
         tmp_path: Path) -> None:
     """`kill -9` of `arena bot add` while its build starts or runs (issue 13 A10, A11):
