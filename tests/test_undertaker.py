@@ -25,6 +25,7 @@ tree = cgroups.TreeLimits(cgroups.probe().version, 64 << 20, 16)
 victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
 tree.enter(victim.pid)
 print(victim.pid, tree.name, flush=True)
+sys.stdin.readline()  # the test has seen the victim run
 if sys.argv[1] == "exit":
     os._exit(0)  # ends without removing its groups, as a crash would
 time.sleep(300)
@@ -55,8 +56,8 @@ def _undertakers(owner: int) -> list[int]:
 
 
 def _start_owner(how: str) -> tuple[subprocess.Popen[str], int, str]:
-    owner = subprocess.Popen([sys.executable, "-c", OWNER, how], stdout=subprocess.PIPE,
-                             text=True, start_new_session=True,
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, how], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, start_new_session=True,
                              env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     assert owner.stdout
     victim, name = owner.stdout.readline().split()
@@ -79,6 +80,10 @@ def test_what_a_dead_owner_left_in_its_groups_is_killed_and_removed(how: str) ->
         assert _alive(victim) and [g for g in cgroups.groups() if g.name == name]
         if how == "kill -9":
             os.killpg(owner.pid, signal.SIGKILL)  # its group: the undertaker is not in it
+        else:
+            assert owner.stdin
+            owner.stdin.write("end\n")
+            owner.stdin.flush()
         owner.wait(30)
         assert _wait_until(lambda: not _alive(victim)), "the owner's process outlived it"
         assert _wait_until(lambda: not [g for g in cgroups.groups() if g.name == name]), \
