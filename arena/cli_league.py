@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from arena import botstore, demo, progress, tournament
+from arena import botstore, demo, executors, progress, tournament
 from arena.replay import narrate, visible
 from leaderboard import board, views
 from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreError
@@ -400,7 +400,8 @@ def register(main: click.Group, bot: click.Group, sandbox_options: Callable[...,
                     report(now.done, (f"leader {rows[0]['bot']}@{rows[0]['version']} "
                                       f"{rows[0]['conservative']:.1f}") if rows else "")
 
-                result = tournament.run(store, name, workers, log_dir, on_progress=show)
+                result = tournament.run(store, name, executors.for_workers(workers), log_dir,
+                                        on_progress=show)
         except (KeyboardInterrupt, SystemExit) as stop:
             # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
             # manager stopping the organiser deserves the same hint as a person.
