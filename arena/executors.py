@@ -130,7 +130,7 @@ class ProcessExecutor(Executor):
     once, and at most ``results`` outcomes wait for the organiser to read them.
     """
 
-    def __init__(self, workers: int, in_flight: int | None = None, results: int = 64) -> None:
+    def __init__(self, workers: int, in_flight: int | None = None, results: int = 16) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers!r}")
         in_flight = 2 * workers if in_flight is None else in_flight
