@@ -81,8 +81,42 @@ Report = Greeted | Refused | Acted | Faulted | Exited | Died
 Ended = (Exited, Died)
 """The reports that say the bot is gone: ``isinstance(report, Ended)``."""
 
+
+
+class Send(msgspec.Struct, frozen=True, tag="send"):
+    """Referee to supervisor: pass ``payload`` (an encoded message) to the bot; if
+    ``await_seq`` is not None, an action with that seq is awaited."""
+
+    payload: bytes
+    await_seq: int | None = None
+
+
+class Stop(msgspec.Struct, frozen=True, tag="stop"):
+    """Referee to supervisor: say ``bye`` (an encoded message) if given, end the bot's
+    process tree, exit."""
+
+    bye: bytes | None = None
+
+
+Command = Send | Stop
+"""Everything the referee tells a supervisor."""
+
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(Report)
+_COMMANDS = msgspec.msgpack.Decoder(Command)
+
+
+def encode_command(command: Command) -> bytes:
+    """One command's bytes, as :func:`decode_command` reads them."""
+    return _ENCODER.encode(command)
+
+
+def decode_command(data: bytes) -> Command:
+    """A command from its bytes (only the referee writes them; anything else stops)."""
+    try:
+        return _COMMANDS.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return Stop()
 
 
 def encode_report(report: Report) -> bytes:

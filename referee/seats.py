@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
-from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,7 +32,7 @@ from protocol.codec import encode
 from . import cgroups, scratch, undertaker
 from .errors import RefereeError
 from .programs import BotProgram
-from .reports import Died, Report, decode_report
+from .reports import Died, Report, Send, Stop, decode_report, encode_command
 from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
 
@@ -182,7 +181,7 @@ class ProgramSeat:
         if self.conn is None:
             return
         try:
-            self.conn.send(("send", payload, await_seq))
+            self.conn.send_bytes(encode_command(Send(payload, await_seq)))
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the supervisor died; recv() reports it
 
@@ -215,7 +214,7 @@ class ProgramSeat:
         cgroup = self.cgroup_name if self.sandbox != "none" else None
         self.conn = self.process = self.folder = self.cgroup_name = None
         if conn is not None:
-            _send_now(conn, ("stop", encode(bye) if bye is not None else None))
+            _send_now(conn, Stop(encode(bye) if bye is not None else None))
             conn.close()
         grace = BYE_GRACE_S if bye is not None else STOP_GRACE_S
         if wait:
@@ -227,9 +226,9 @@ class ProgramSeat:
         reaper.start()
 
 
-def _send_now(conn: Connection, message: tuple[Any, ...]) -> None:
-    """Write ``message`` as ``conn.send`` would, but only if the pipe takes it now."""
-    data = bytes(ForkingPickler.dumps(message))
+def _send_now(conn: Connection, message: Stop) -> None:
+    """Write ``message`` as ``conn.send_bytes`` would, but only if the pipe takes it now."""
+    data = encode_command(message)
     frame = struct.pack("!i", len(data)) + data
     sock = socket.socket(fileno=conn.fileno())
     try:

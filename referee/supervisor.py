@@ -18,10 +18,11 @@ This module is the entry, :func:`supervise`, which picks the seat's transport:
 :class:`Supervisor` state machine and :class:`LaunchSpec`, is in
 :mod:`referee.supervisor_base`; this module exports them too.
 
-Referee to supervisor (tuples over the pipe):
-    ("send", payload, await_seq)  pass ``payload`` (encoded JSON) to the bot; if
+Referee to supervisor (the tagged commands of :mod:`referee.reports`, msgpack):
+    Send(payload, await_seq)      pass ``payload`` (encoded JSON) to the bot; if
                                   ``await_seq`` is not None, an action with that seq is awaited
-    ("stop", payload_or_None)     say goodbye (optional), end the bot's process tree, exit
+    Stop(bye)                     say goodbye (``bye``, optional), end the bot's process
+                                  tree, exit
 
 Supervisor to referee: the tagged reports of :mod:`referee.reports` (msgspec Structs,
 msgpack-encoded, issue 14 §2), tagged as they were named when they were tuples:

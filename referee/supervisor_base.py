@@ -32,7 +32,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 from . import gate
 from .errors import RefereeError
 from .records import FaultKind
-from .reports import Acted, Exited, Faulted, Greeted, Refused, Report, Reports
+from .reports import Acted, Exited, Faulted, Greeted, Refused, Report, Reports, Send, decode_command
 from .sandbox import Limits, Sandbox
 
 log = logging.getLogger("referee.wire")
@@ -246,18 +246,17 @@ class Supervisor(ABC):
     def on_command(self) -> bool:
         """Handle one command from the referee; False means stop."""
         try:
-            command = self.conn.recv()
+            command = decode_command(self.conn.recv_bytes())
         except (EOFError, OSError):
             return False  # the referee is gone
-        if command[0] == "send":
-            _, payload, await_seq = command
-            if await_seq is not None:
-                self.awaited = await_seq
+        if isinstance(command, Send):
+            if command.await_seq is not None:
+                self.awaited = command.await_seq
                 self.reports.next_act()
-            self.send_to_bot(payload)
+            self.send_to_bot(command.payload)
             return True
-        if command[1] is not None:
-            self.send_to_bot(command[1])  # bye
+        if command.bye is not None:
+            self.send_to_bot(command.bye)
             self.flush(0.2)
         return False
 
