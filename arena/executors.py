@@ -116,7 +116,13 @@ def _worker(tasks: Any, results: Any, organiser: int) -> None:
             # is bounded, so a worker never runs far ahead of the organiser and holds
             # no backlog of records (issue 14 §3: its memory stays flat).
             for outcome in play_job(job):
-                results.put(encode_outcome(outcome))
+                try:
+                    data = encode_outcome(outcome)
+                except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as err:
+                    # Never a dead worker for one odd value: the organiser hears why.
+                    data = encode_outcome(MatchFailed(job.key, f"an outcome of the match "
+                                                      f"cannot be encoded: {err}"))
+                results.put(data)
     except SystemExit:
         # Stopped, or the organiser is dead: what is not yet in the pipe is for nobody,
         # and the exit must not wait for room in a pipe that nobody reads.

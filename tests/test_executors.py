@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from arena.executors import (
@@ -20,6 +21,7 @@ from arena.executors import (
     MatchFailed,
     MatchJob,
     MatchLogs,
+    Outcome,
     ProcessExecutor,
 )
 
@@ -118,3 +120,26 @@ def test_a_workers_memory_stays_flat_whatever_the_number_of_games() -> None:
     few, many = _worker_peak_kib(25), _worker_peak_kib(100)
     assert many - few < 8 * 1024, (f"a worker's peak grew from {few} KiB at 25 games to "
                                    f"{many} KiB at 100")
+
+
+class _OddJob(MatchJob):
+    """A job whose game record holds a value msgpack cannot carry (an integer of 70
+    bits): played for real, then the record is changed."""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        for outcome in super().play():
+            if isinstance(outcome, GamePlayed):
+                seat = msgspec.structs.replace(outcome.record.seats[0], details={"x": 2**70})
+                record = msgspec.structs.replace(outcome.record,
+                                                 seats=(seat, *outcome.record.seats[1:]))
+                outcome = GamePlayed(outcome.key, outcome.position, record)
+            yield outcome
+
+
+def test_an_outcome_that_cannot_be_encoded_fails_its_match_not_the_worker() -> None:
+    odd = _OddJob(1, "stop-me", BOTS, job(1, 1).games)
+    with closing(ProcessExecutor(1).stream([odd, job(2, 1)])) as outcomes:
+        seen = list(outcomes)
+    failed = [o for o in seen if isinstance(o, MatchFailed)]
+    assert [o.key for o in failed] == [1] and "cannot be encoded" in failed[0].error
+    assert [o.key for o in seen if isinstance(o, GamePlayed)] == [2]  # the worker lives on
