@@ -19,6 +19,7 @@ from referee import scratch
 from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash, copy_tree, inside
 from referee.errors import BotSpecError
 from referee.programs import build_program, load_program
+from referee.reports import Greeted
 from referee.sandbox import Limits
 from referee.seats import ProgramSeat
 from referee.text import hidden
@@ -54,11 +55,13 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
             report = seat.recv()
         finally:
             seat.stop()
-        if report[0] != "hello":
+        if not isinstance(report, Greeted):
             tail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
-            raise BotSpecError(f"bot {path!r} failed its handshake: {report[-1]}"
+            # Every other report says why in its detail (an Acted cannot come first).
+            why = getattr(report, "detail", repr(report))
+            raise BotSpecError(f"bot {path!r} failed its handshake: {why}"
                                + (f"\nits stderr ends with:\n{tail}" if tail else ""))
-        return str(report[1])
+        return report.name
 
 
 def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",

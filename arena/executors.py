@@ -1,9 +1,13 @@
 """Executors: where the matches of a tournament run.
 
-The scheduler hands an executor a list of :class:`MatchJob` and a callback; the
-executor plays them and calls the callback in the organiser's process with each
-game as soon as it ends. A distributed executor only has to implement the same
-:meth:`Executor.run`; the scheduler does not change.
+An executor takes match jobs and yields their outcomes as they happen
+(:mod:`arena.jobs`): each game as soon as it ends, each match's logs or failure,
+and its end. The caller passes one in (issue 14 §3: `arena tournament run` builds
+it from ``--workers`` with :func:`for_workers`) and consumes the stream; storing
+and rating happen there, in the caller's process, never inside the executor. A
+distributed executor (Dask, say) is one more subclass of :class:`Executor`, and a
+ladder one more producer of jobs: :meth:`Executor.stream` takes any iterable,
+finite or not, and draws from it only while fewer than its bound are in flight.
 
 * :class:`InlineExecutor` plays in this process, one match after another;
 * :class:`ProcessExecutor` plays on worker processes (the fork start method,
@@ -21,99 +25,67 @@ import queue
 import signal
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
-from pathlib import Path
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any
 
+import msgspec
+
 from arena import interrupts
-from referee import scratch
-from referee.match import Clocks, Match
-from referee.sandbox import Limits
+from referee.records import ResultError
+
+from .jobs import (
+    GamePlayed,
+    MatchDone,
+    MatchFailed,
+    MatchJob,
+    MatchLogs,
+    Outcome,
+    decode_outcome,
+    encode_outcome,
+    play_job,
+)
+
+__all__ = ["Executor", "GamePlayed", "InlineExecutor", "MatchDone", "MatchFailed", "MatchJob",
+           "MatchLogs", "Outcome", "ProcessExecutor", "for_workers"]
 
 log = logging.getLogger(__name__)
 
 _FORK = multiprocessing.get_context("fork")
 
 
-@dataclass(frozen=True)
-class MatchJob:
-    """One match: the same bots in the same seats for a run of scheduled games."""
-
-    key: int
-    game: str
-    bots: tuple[str, ...]
-    games: tuple[dict[str, Any], ...]
-    """Scheduled rows (idx, seed, deal_group, seating), in canonical order."""
-    options: dict[str, Any] = field(default_factory=dict)
-    clocks: Clocks = field(default_factory=Clocks)
-    sandbox: str = "auto"
-    limits: Limits = field(default_factory=Limits)
-    log_dir: str | None = None
-    labels: tuple[str, ...] | None = None
-    """Each seat's bot as the store names it (``NAME@VERSION``), for its log files."""
-
-    def play(self, on_game: Callable[[int, dict[str, Any]], None]) -> dict[int, str]:
-        """Play the match here; ``on_game(position, record_json)`` after each game.
-
-        Returns each program seat's captured output (stderr, capped per match), which
-        is kept in ``log_dir`` too when one is given.
-        """
-        # Named by its owner: the next run removes it if this one is killed (issue 13 A11).
-        with scratch.TemporaryDirectory("arena-logs-") as folder:
-            log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
-                       else Path(folder))
-            match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
-                          log_dir, self.sandbox, self.limits,
-                          seeds=[g["seed"] for g in self.games], labels=self.labels,
-                          # The organiser writes each game's file, named by its database
-                          # id (issue 13 B6): only it knows the id.
-                          game_logs=False)
-            try:
-                match.run(on_game=lambda record: on_game(record.index, record.replay_json()))
-            finally:
-                logs = {}
-                for seat in range(len(self.bots)):
-                    for path in log_dir.glob(f"seat{seat}-*.stderr.log"):
-                        logs[seat] = path.read_text(encoding="utf-8", errors="replace")
-        return logs
-
-
-GameCallback = Callable[[MatchJob, int, dict[str, Any]], None]
-ErrorCallback = Callable[[MatchJob, str], None]
-LogsCallback = Callable[[MatchJob, dict[int, str]], None]
-
-
 class Executor(ABC):
-    """Runs match jobs and reports every game as it ends."""
+    """Plays match jobs and streams their outcomes as they happen (issue 14 §3)."""
 
     @abstractmethod
-    def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
-        """Play every job. ``on_game``, ``on_error`` and ``on_logs`` (each finished
-        match's captured bot output) are called in this process.
+    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+        """Play ``jobs`` and yield their outcomes as they happen, in this process.
 
-        A KeyboardInterrupt stops the run: matches in progress are abandoned (their
-        bot processes stopped), every game already reported stays reported.
+        Jobs are drawn from ``jobs`` only while fewer than the executor's bound are in
+        flight (begun and not done), so ``jobs`` may be a producer that never ends.
+        For each job come its :class:`GamePlayed`, one per game as it ends, then its
+        :class:`MatchLogs` or its :class:`MatchFailed`, then :class:`MatchDone`; the
+        outcomes of different jobs interleave.
+
+        Closing the generator (``contextlib.closing``), or a KeyboardInterrupt while it
+        runs, stops it: matches in progress are abandoned, their bot processes
+        stopped; every outcome already yielded stays yielded.
         """
 
 
 class InlineExecutor(Executor):
-    """Plays the matches one after another in this process."""
+    """Plays the matches one after another in this process (one in flight)."""
 
-    def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
+    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
         for job in jobs:
-            try:
-                logs = job.play(partial(on_game, job))
-                if on_logs:
-                    on_logs(job, logs)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except Exception as err:  # noqa: BLE001 - any failure of a match is reported
-                # (a bot that cannot start, a build that fails, a bug): the others play on.
-                on_error(job, f"{type(err).__name__}: {err}")
+            yield from play_job(job)
+
+
+def for_workers(workers: int | None) -> Executor:
+    """The executor of ``--workers``: inline for 1, else that many worker processes
+    (by default one per CPU)."""
+    if workers == 1:
+        return InlineExecutor()
+    return ProcessExecutor(workers or os.cpu_count() or 1)
 
 
 def _die_with_parent(organiser: int) -> None:
@@ -129,7 +101,7 @@ def _die_with_parent(organiser: int) -> None:
 
 
 def _worker(tasks: Any, results: Any, organiser: int) -> None:
-    """A worker process: play jobs until the sentinel; report each game."""
+    """A worker process: play jobs until the sentinel; send each outcome as it happens."""
     # SIGTERM unwinds (as SystemExit(0)), so that each match stops its bots on the way
     # out, and is sent again if it lands in the fork of a seat's supervisor, where the
     # interpreter drops it: a worker once played on for nobody that way (issue 13 A10).
@@ -140,15 +112,17 @@ def _worker(tasks: Any, results: Any, organiser: int) -> None:
     try:
         _die_with_parent(organiser)
         while (job := tasks.get()) is not None:
-            try:
-                logs = job.play(lambda position, record, key=job.key: results.put(
-                    ("game", key, position, record)))
-                results.put(("logs", job.key, None, logs))
-            except Exception as err:  # noqa: BLE001 - the organiser must hear of any failure
-                # Four fields, as every message: the organiser unpacks
-                # (kind, key, position, payload).
-                results.put(("error", job.key, None, f"{type(err).__name__}: {err}"))
-            results.put(("done", job.key, None, None))
+            # One outcome at a time, msgpack-encoded (issue 14 §2); the results queue
+            # is bounded, so a worker never runs far ahead of the organiser and holds
+            # no backlog of records (issue 14 §3: its memory stays flat).
+            for outcome in play_job(job):
+                try:
+                    data = encode_outcome(outcome)
+                except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as err:
+                    # Never a dead worker for one odd value: the organiser hears why.
+                    data = encode_outcome(MatchFailed(job.key, f"an outcome of the match "
+                                                      f"cannot be encoded: {err}"))
+                results.put(data)
     except SystemExit:
         # Stopped, or the organiser is dead: what is not yet in the pipe is for nobody,
         # and the exit must not wait for room in a pipe that nobody reads.
@@ -156,16 +130,44 @@ def _worker(tasks: Any, results: Any, organiser: int) -> None:
 
 
 class ProcessExecutor(Executor):
-    """Plays matches in parallel on ``workers`` forked worker processes."""
+    """Plays matches in parallel on ``workers`` forked worker processes.
 
-    def __init__(self, workers: int) -> None:
+    At most ``in_flight`` jobs (by default twice the workers) are queued or playing at
+    once, and at most ``results`` outcomes wait for the organiser to read them.
+    """
+
+    def __init__(self, workers: int, in_flight: int | None = None, results: int = 16) -> None:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers!r}")
-        self.workers = workers
+        in_flight = 2 * workers if in_flight is None else in_flight
+        if in_flight < 1 or results < 1:
+            raise ValueError(f"in_flight and results must be at least 1, got "
+                             f"{in_flight!r} and {results!r}")
+        self.workers, self.in_flight, self.results = workers, in_flight, results
 
-    def run(self, jobs: Sequence[MatchJob], on_game: GameCallback,
-            on_error: ErrorCallback, on_logs: LogsCallback | None = None) -> None:
-        if not jobs:
+    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+        source: Iterator[MatchJob] = iter(jobs)
+        flying: dict[int, MatchJob] = {}
+        tasks, results = _FORK.Queue(), _FORK.Queue(self.results)
+        exhausted = False
+
+        def fill() -> None:
+            nonlocal exhausted
+            while not exhausted and len(flying) < self.in_flight:
+                job = next(source, None)
+                if job is None:
+                    exhausted = True
+                    for _ in range(self.workers):
+                        tasks.put(None)  # one sentinel per worker (extra ones are unread)
+                    return
+                if job.key in flying:
+                    raise ValueError(f"match key {job.key} is already in flight")
+                flying[job.key] = job
+                tasks.put(job)
+
+        fill()
+        if not flying:
+            tasks.cancel_join_thread()
             return
         try:
             import multiprocessing_logging
@@ -173,38 +175,42 @@ class ProcessExecutor(Executor):
             multiprocessing_logging.install_mp_handler()  # route worker logs to ours
         except ImportError:  # pragma: no cover - a declared dependency
             pass
-        tasks, results = _FORK.Queue(), _FORK.Queue()
-        for job in jobs:
-            tasks.put(job)
-        count = min(self.workers, len(jobs))
-        for _ in range(count):
-            tasks.put(None)
+        count = self.workers if not exhausted else min(self.workers, len(flying))
         # Not daemonic: a worker starts processes of its own (the seats' supervisors).
         procs = [_FORK.Process(target=_worker, args=(tasks, results, os.getpid()),
                                name=f"arena-worker{i}") for i in range(count)]
         for proc in procs:
             proc.start()
-        by_key = {job.key: job for job in jobs}
-        pending = set(by_key)
         try:
-            while pending:
+            while flying:
                 try:
-                    kind, key, position, payload = results.get(timeout=0.5)
+                    data = results.get(timeout=0.5)
                 except queue.Empty:
                     if not any(p.is_alive() for p in procs):
-                        for key in sorted(pending):
-                            on_error(by_key[key], "the worker process died")
+                        # Every job not done is lost with its worker, as is every job
+                        # not begun: each is reported, and the stream ends.
+                        for key in sorted(flying):
+                            yield MatchFailed(key, "the worker process died")
+                            yield MatchDone(key)
+                        flying.clear()
+                        for job in source:
+                            yield MatchFailed(job.key, "the worker process died")
+                            yield MatchDone(job.key)
                         return
                     continue
-                if kind == "game":
-                    on_game(by_key[key], position, payload)
-                elif kind == "error":
-                    on_error(by_key[key], payload)
-                elif kind == "logs":
-                    if on_logs:
-                        on_logs(by_key[key], payload)
-                else:
-                    pending.discard(key)
+                try:
+                    outcome = decode_outcome(data)
+                except ResultError as err:
+                    # A message we cannot read (a record of a newer schema, say) is not
+                    # stored; its match is reported as failed, once, when it is done.
+                    log.error("%s", err)
+                    outcome = None
+                    yield MatchFailed(_key_of(data, flying), str(err))
+                if outcome is not None:
+                    yield outcome
+                    if isinstance(outcome, MatchDone):
+                        flying.pop(outcome.key, None)
+                        fill()
         finally:
             for proc in procs:
                 if proc.is_alive():
@@ -216,3 +222,18 @@ class ProcessExecutor(Executor):
                     proc.join()
             tasks.cancel_join_thread()
             results.cancel_join_thread()
+
+
+class _Keyed(msgspec.Struct):
+    """Only an outcome's match key, read from one that cannot be decoded whole."""
+
+    key: int = -1
+
+
+def _key_of(data: bytes, flying: dict[int, MatchJob]) -> int:
+    """The match key of an outcome that cannot be decoded whole (-1 if none is found)."""
+    try:
+        key = msgspec.msgpack.decode(data, type=_Keyed).key
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return -1
+    return key if key in flying else -1

@@ -10,9 +10,9 @@ canonical order (see :mod:`leaderboard.board`).
 from __future__ import annotations
 
 import logging
-import os
 import re
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,11 @@ from leaderboard.store import BUILTIN_KIND, Store, StoreError
 from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
+from referee.records import GameRecord, ResultError, validate
 from referee.sandbox import Limits, check_mode
 from referee.text import hidden
 
-from .executors import Executor, InlineExecutor, MatchJob, ProcessExecutor
+from .executors import Executor, GamePlayed, MatchFailed, MatchJob, MatchLogs
 from .schedule import ScheduleError, make_schedule
 
 log = logging.getLogger(__name__)
@@ -152,9 +153,11 @@ class Progress:
     errors: list[str]
 
 
-def run(store: Store, name: str, workers: int | None = None, log_dir: str | None = None,
+def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
         on_progress: Callable[[Progress], None] | None = None) -> Progress:
-    """Play every scheduled game of tournament ``name`` that has no result yet."""
+    """Play every scheduled game of tournament ``name`` that has no result yet, on
+    ``executor`` (see :func:`arena.executors.for_workers`), storing and rating each
+    game as the executor streams it in (issue 14 §3)."""
     t = store.tournament(name)
     settings = Settings.from_json(t["settings"])
     check_mode(settings.sandbox)
@@ -168,16 +171,23 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
     jobs: dict[int, list[dict]] = {}
     for row in missing:
         jobs.setdefault(row["match"], []).append(row)
-    match_jobs = [
-        MatchJob(key, t["game"], tuple(paths[b] for b in rows[0]["seating"]), tuple(rows),
-                 t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir,
-                 tuple(labels[b] for b in rows[0]["seating"]))
-        for key, rows in sorted(jobs.items())]
+    by_key = {
+        key: MatchJob(key, t["game"], tuple(paths[b] for b in rows[0]["seating"]), tuple(rows),
+                      t["options"], settings.clocks, settings.sandbox, settings.limits, log_dir,
+                      tuple(labels[b] for b in rows[0]["seating"]))
+        for key, rows in sorted(jobs.items())}
     progress = Progress(t["scheduled"], t["scheduled"] - len(missing), [])
     outstanding = sorted(row["idx"] for row in missing)
 
-    def on_game(job: MatchJob, position: int, record: dict[str, Any]) -> None:
+    def store_and_rate(job: MatchJob, position: int, record: GameRecord) -> None:
         scheduled = job.games[position]
+        # Checked where it is stored (issue 14 §2): its schema version, its seats and
+        # ranks, and that it is the game scheduled here.
+        record = validate(record, seats=len(scheduled["seating"]))
+        if (record.game, record.seed) != (t["game"], scheduled["seed"]):
+            raise ResultError(f"the record is of {record.game} seed {record.seed}, the "
+                              f"schedule's game {scheduled['idx']} is {t['game']} seed "
+                              f"{scheduled['seed']}")
         game_id = store.record_game(t["id"], scheduled, t["game"], record)
         # Counted from the store: while another organiser resumes this tournament at
         # once, this run's own count stood still at the games it stored, and its progress
@@ -187,7 +197,7 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
                            (t["id"],))
         progress.done = (stored or {}).get("n", progress.done)
         if game_id is not None and log_dir:  # named by the id arena replay and the web use
-            _write_game_log(Path(log_dir), game_id, record)
+            _write_game_log(Path(log_dir), game_id, record.replay_json())
         outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]
@@ -195,17 +205,26 @@ def run(store: Store, name: str, workers: int | None = None, log_dir: str | None
         if on_progress:
             on_progress(progress)
 
-    def on_error(job: MatchJob, error: str) -> None:
-        progress.errors.append(f"match {job.key}: {error}")
-        log.error("tournament %s, match %d: %s", name, job.key, error)
+    def failed(key: int, error: str) -> None:
+        progress.errors.append(f"match {key}: {error}")
+        log.error("tournament %s, match %d: %s", name, key, error)
 
-    def on_logs(job: MatchJob, logs: dict[int, str]) -> None:
-        store.record_logs(t["id"], job.key, job.games[0]["seating"], logs)
-
-    executor: Executor = (InlineExecutor() if workers == 1
-                          else ProcessExecutor(workers or os.cpu_count() or 1))
     try:
-        executor.run(match_jobs, on_game, on_error, on_logs)
+        # The executor streams; this loop stores and rates (issue 14 §3).
+        with closing(executor.stream(by_key.values())) as outcomes:
+            for outcome in outcomes:
+                job = by_key.get(outcome.key)
+                if isinstance(outcome, MatchFailed) or job is None:
+                    failed(outcome.key, getattr(outcome, "error", f"an outcome of no "
+                                                f"match of this run: {outcome!r}"))
+                elif isinstance(outcome, GamePlayed):
+                    try:
+                        store_and_rate(job, outcome.position, outcome.record)
+                    except ResultError as err:  # not stored: a resume plays it again
+                        failed(job.key, f"game {outcome.position}: {err}")
+                elif isinstance(outcome, MatchLogs):
+                    store.record_logs(t["id"], job.key, job.games[0]["seating"],
+                                      outcome.logs)
     finally:
         board.update(store, t["game"])  # everything stored, in canonical order
     # Counted from the store, not from this process's own writes: another organiser

@@ -18,6 +18,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from referee.programs import load_program
+from referee.reports import Greeted
 from referee.sandbox import Limits, probe
 from referee.seats import ProgramSeat
 
@@ -36,10 +37,11 @@ def start_once(bot: Path, mode: str) -> float:
         assert seat.conn is not None
         if not wait([seat.conn], 10):
             raise RuntimeError(f"no hello within 10 s in mode {mode}")
-        report = seat.recv()
-        if report[0] != "hello":
-            raise RuntimeError(f"mode {mode}: {report}")
-        return time.perf_counter() - start
+        match seat.recv():
+            case Greeted():
+                return time.perf_counter() - start
+            case report:
+                raise RuntimeError(f"mode {mode}: {report}")
     finally:
         seat.stop()
 

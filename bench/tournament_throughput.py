@@ -21,6 +21,7 @@ from pathlib import Path
 
 import bots
 from arena import botstore, tournament
+from arena.executors import for_workers
 from leaderboard.store import Store
 
 RANDOM_BOT = Path(bots.__file__).parent / "random_bot.py"
@@ -45,7 +46,7 @@ def main() -> None:
                               fmt="round-robin", seed=7, options={},
                               settings=tournament.Settings())
             start = time.perf_counter()
-            progress = tournament.run(store, name, workers=workers)
+            progress = tournament.run(store, name, for_workers(workers))
             elapsed = time.perf_counter() - start
             rates[workers] = progress.done / elapsed * 3600
             print(f"{args.game}, {workers} worker(s): {progress.done} games in {elapsed:.1f} s = "

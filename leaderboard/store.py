@@ -24,6 +24,8 @@ from typing import Any
 
 import sqlite_utils
 
+from .results import GameOutcome
+
 APPLICATION = "arena"
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
@@ -384,8 +386,11 @@ class Store:
 
     # ----------------------------------------------------------------- results
     def record_game(self, tournament_id: int, scheduled: Mapping[str, Any], game: str,
-                    record: Mapping[str, Any]) -> int | None:
-        """Store one game and its seats in one transaction; None if already stored."""
+                    record: GameOutcome) -> int | None:
+        """Store one game and its seats in one transaction; None if already stored.
+
+        ``record`` is a validated ``referee.records.GameRecord`` (issue 14 §2).
+        """
         with self.transaction() as conn:
             try:
                 cursor = conn.execute(
@@ -393,18 +398,18 @@ class Store:
                     "void, error, decisions, steps, finished_at, events, moves) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (tournament_id, scheduled["idx"], game, scheduled["seed"],
-                     scheduled["deal_group"], record["reason"], int(record.get("void", False)),
-                     record.get("error"), record["decisions"], record["steps"], now(),
-                     dumps(record.get("events", [])), dumps(record.get("moves", []))))
+                     scheduled["deal_group"], record.reason, int(record.void),
+                     record.error, record.decisions, record.steps, now(),
+                     dumps(record.events), dumps(record.moves)))
             except sqlite3.IntegrityError:
                 return None  # stored before: every game counts exactly once
             game_id = cursor.lastrowid
             conn.executemany(
                 "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(game_id, s, bot_id, seat["rank"], seat["score"], seat["status"],
-                  int(seat["forfeited"]), dumps(seat["faults"]), dumps(seat["fault_log"]),
-                  seat["time_ms"], seat["asked"], dumps(seat["details"]))
-                 for s, (bot_id, seat) in enumerate(zip(scheduled["seating"], record["seats"],
+                [(game_id, s, bot_id, seat.rank, seat.score, str(seat.status),
+                  int(seat.forfeited), dumps(seat.faults), dumps(seat.fault_log),
+                  seat.time_ms, seat.asked, dumps(seat.details))
+                 for s, (bot_id, seat) in enumerate(zip(scheduled["seating"], record.seats,
                                                         strict=True))])
             return game_id
 

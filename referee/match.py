@@ -16,7 +16,8 @@ import math
 import select
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -30,9 +31,10 @@ from . import scratch
 from .botfiles import inside, plain_part
 from .builtin import is_builtin, make_builtin
 from .programs import BotProgram, build_program, load_program
-from .records import GameRecord, SeatResult, ranks_with_forfeits
+from .records import FaultKind, GameRecord, SeatResult, ranks_with_forfeits
+from .reports import Acted, Ended, Faulted, Greeted, Refused
 from .sandbox import Limits, check_mode
-from .seats import ProgramSeat, reap
+from .seats import ProgramSeat, Seat, SeatFactory, reap
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ class _SeatGame:
     events_sent: int = 0
 
     def status(self) -> str:
-        for kind in ("no_show", "crash"):
+        for kind in (FaultKind.NO_SHOW, FaultKind.CRASH):
             if self.faults[kind]:
                 return kind
         if self.forfeited:
@@ -102,9 +104,14 @@ class Match:
                  options: Mapping[str, Any] | None = None, clocks: Clocks | None = None,
                  log_dir: Path | None = None, sandbox: str = "auto",
                  limits: Limits | None = None, seeds: Sequence[int] | None = None,
-                 labels: Sequence[str] | None = None, game_logs: bool = True) -> None:
+                 labels: Sequence[str] | None = None, game_logs: bool = True,
+                 seat_factory: SeatFactory | None = None) -> None:
         """``seeds``, if given, are the games' seeds (a tournament's deals); otherwise
         game ``i`` plays ``seed + i``.
+
+        ``seat_factory(seat, program, stderr_path)`` makes the seat of each bot program
+        (issue 14 §3): by default a :class:`ProgramSeat`, its supervisor a process;
+        the match-runner tests pass in-memory fakes (any :class:`Seat`).
 
         ``labels`` name each seat's bot in the files of ``log_dir`` (a tournament
         passes the store's ``NAME@VERSION``); by default a program's name, made safe
@@ -129,18 +136,40 @@ class Match:
         for bot in bots:  # check built-in names now, not in the middle of a game
             if is_builtin(bot):
                 make_builtin(bot, game_id, 0, 0)
-        self.seats: dict[int, ProgramSeat] = {}
+        self.seat_factory: SeatFactory = seat_factory or self._program_seat
+        self.seats: dict[int, Seat] = {}
         self._timing: dict[int, float] = {}
         self._defaulted: set[int] = set()
         self._events_json: list[dict[str, Any]] = []
         if self.programs:
             check_mode(sandbox)  # refuse or warn now, before any bot starts
 
+    def _program_seat(self, seat: int, program: BotProgram, stderr: Path | None) -> Seat:
+        return ProgramSeat(seat, program, stderr, sandbox=self.sandbox, limits=self.limits)
+
     # ----------------------------------------------------------- lifecycle
     def run(self, on_game: Callable[[GameRecord], None] | None = None) -> list[GameRecord]:
-        """Play every game; bot processes are always cleaned up, also on Ctrl-C.
+        """Play every game and return their records; bot processes are always cleaned
+        up, also on Ctrl-C.
 
-        ``on_game`` is called with each record as soon as its game ends.
+        ``on_game`` is called with each record as soon as its game ends. The list holds
+        every record: a caller of many games uses :meth:`stream` instead.
+        """
+        records = []
+        with closing(self.stream()) as games:
+            for record in games:
+                records.append(record)
+                if on_game is not None:
+                    on_game(record)
+        return records
+
+    def stream(self) -> Generator[GameRecord, None, None]:
+        """Play every game, yielding each record as its game ends, keeping none.
+
+        Issue 14 §3: the match kept every record until its end, and a tournament
+        worker's memory grew by about 0.39 MB a game; now it stays flat, whatever the
+        number of games. The bots are stopped when the games are over, when the
+        generator is closed (use :func:`contextlib.closing`) and on Ctrl-C.
         """
         if self.log_dir:
             self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -153,12 +182,8 @@ class Match:
                                                         self.limits)
                 self.programs[s] = built[program.path]
             try:
-                records = []
                 for i in range(self.games):
-                    records.append(self.play(i))
-                    if on_game is not None:
-                        on_game(records[-1])
-                return records
+                    yield self.play(i)
             finally:
                 for seat in self.seats.values():
                     seat.stop(Bye(seq=seat.next_seq(), reason="match over"), wait=False)
@@ -177,25 +202,25 @@ class Match:
 
         Returns the seats that did not show up, with why.
         """
-        fresh: list[ProgramSeat] = []
-        seat: ProgramSeat | None
+        fresh: list[Seat] = []
+        seat: Seat | None
         for seat in self.seats.values():
             # A bot that ended between games is restarted before the next one.
             while seat.running and seat.conn is not None and seat.conn.poll(0):
-                if seat.recv()[0] in ("exited", "died"):
+                if isinstance(seat.recv(), Ended):
                     seat.stop(wait=False)
         for s, program in self.programs.items():
             seat = self.seats.get(s)
             if seat is None:
-                seat = self.seats[s] = ProgramSeat(s, program, self._stderr_path(s, program),
-                                                   sandbox=self.sandbox, limits=self.limits)
+                seat = self.seats[s] = self.seat_factory(s, program,
+                                                         self._stderr_path(s, program))
             if not seat.running:
                 seat.start([o for o in self.seats.values() if o is not seat])
                 fresh.append(seat)
         absent: dict[int, str] = {}
         deadline = time.monotonic() + self.clocks.startup_ms / 1000
         # By connection; Any, as wait() hands back its own union of waitable types.
-        waiting: dict[Any, ProgramSeat] = {seat.conn: seat for seat in fresh}
+        waiting: dict[Any, Seat] = {seat.conn: seat for seat in fresh}
         problems: dict[int, str] = {}  # what went wrong before a hello, for the no-show's report
         while waiting:
             ready = wait(list(waiting), max(0.0, deadline - time.monotonic()))
@@ -204,17 +229,17 @@ class Match:
             for conn in ready:
                 seat = waiting[conn]
                 report = seat.recv()
-                if report[0] == "hello":
-                    seat.greeted, seat.name = True, report[1]
-                    seat.send(Welcome(seq=seat.next_seq(), name=report[1], games=self.games))
+                if isinstance(report, Greeted):
+                    seat.greeted, seat.name = True, report.name
+                    seat.send(Welcome(seq=seat.next_seq(), name=report.name, games=self.games))
                     del waiting[conn]
-                elif report[0] in ("no_show", "exited", "died"):
-                    absent[seat.seat] = report[-1]
+                elif isinstance(report, (Refused, *Ended)):
+                    absent[seat.seat] = report.detail
                     seat.stop(wait=False)
                     del waiting[conn]
-                elif report[0] == "fault":
-                    log.info("seat %d before hello: %s", seat.seat, report[2])
-                    problems[seat.seat] = report[2]
+                elif isinstance(report, Faulted):
+                    log.info("seat %d before hello: %s", seat.seat, report.detail)
+                    problems[seat.seat] = report.detail
         for seat in waiting.values():
             why = f"no valid hello within {self.clocks.startup_ms} ms"
             if seat.seat in problems:
@@ -231,7 +256,7 @@ class Match:
         n = len(self.bots)
         state = [_SeatGame(bank_ms=self.clocks.time_bank_ms) for _ in range(n)]
         for s, why in absent.items():
-            self._fault(state[s], "no_show", why, forfeit=True)
+            self._fault(state[s], FaultKind.NO_SHOW, why, forfeit=True)
         policies = {s: make_builtin(b, self.game_id, game_seed, s)
                     for s, b in enumerate(self.bots) if is_builtin(b)}
         game = new_game(self.game_id, n, game_seed, self.options)
@@ -264,19 +289,19 @@ class Match:
                           events=self._new_events(game, s, state[s])))
         return record
 
-    def _live(self) -> list[tuple[int, ProgramSeat]]:
+    def _live(self) -> list[tuple[int, Seat]]:
         return [(s, seat) for s, seat in self.seats.items() if seat.running and seat.greeted]
 
-    def _fault(self, st: _SeatGame, kind: str, detail: str, forfeit: bool = False,
-               seat: ProgramSeat | None = None, ref_seq: int | None = None) -> None:
+    def _fault(self, st: _SeatGame, kind: FaultKind, detail: str, forfeit: bool = False,
+               seat: Seat | None = None, ref_seq: int | None = None) -> None:
         st.faults[kind] += 1
         st.fault_log.append(f"{kind}: {detail}")
         st.first = st.first or kind
-        if seat is not None and seat.running and kind not in ("crash", "no_show"):
+        if seat is not None and seat.running and kind not in (FaultKind.CRASH, FaultKind.NO_SHOW):
             seat.send(Error(seq=seat.next_seq(), code=kind, message=detail, ref_seq=ref_seq))
         if not st.forfeited and (forfeit or sum(st.faults.values()) >= self.clocks.max_strikes):
             st.forfeited = True
-            if seat is not None and seat.running and kind not in ("crash", "no_show"):
+            if seat is not None and seat.running and kind not in (FaultKind.CRASH, FaultKind.NO_SHOW):
                 seat.send(Error(seq=seat.next_seq(), code="forfeit",
                                 message=f"forfeited for the rest of this game after {kind}; "
                                         f"your process is stopped and restarted for the next"))
@@ -285,7 +310,7 @@ class Match:
                 seat.stop(wait=False)
 
     def _crash(self, s: int, st: _SeatGame, detail: str) -> None:
-        self._fault(st, "crash", detail, forfeit=True)
+        self._fault(st, FaultKind.CRASH, detail, forfeit=True)
         self.seats[s].stop(wait=False)  # restarted at the next game
 
     def _decide(self, game: Game, index: int, state: list[_SeatGame],
@@ -294,13 +319,13 @@ class Match:
         actions: dict[int, Any] = {}
         # Asked once per step: engines rebuild the tuple on every call.
         acting = game.to_act()
-        outgoing: list[tuple[int, ProgramSeat, int, bytes, list[Any]]] = []
+        outgoing: list[tuple[int, Seat, int, bytes, list[Any]]] = []
         for s in acting:
             st = state[s]
             seat = self.seats.get(s)
             if st.forfeited or (seat is not None and not (seat.running and seat.greeted)):
                 if not st.forfeited:
-                    self._fault(st, "crash", "the bot is not running", forfeit=True)
+                    self._fault(st, FaultKind.CRASH, "the bot is not running", forfeit=True)
                 actions[s] = self._default(game, s)
             elif seat is not None:
                 legal = game.legal_actions(s)
@@ -361,7 +386,7 @@ class Match:
             s, seq, t0, _, _ = pending.pop(conn)
             poller.unregister(conn)
             self._spend(state[s], now - t0, s)
-            self._fault(state[s], "timeout", f"no action for seq {seq} within "
+            self._fault(state[s], FaultKind.TIMEOUT, f"no action for seq {seq} within "
                         f"{self.clocks.deadline_ms} ms and the time bank",
                         seat=self.seats[s], ref_seq=seq)
             actions[s] = self._default(game, s)
@@ -371,30 +396,29 @@ class Match:
         s, seq, t0, _, legal = pending[conn]
         seat, st = self.seats[s], state[s]
         report = seat.recv()
-        kind = report[0]
-        if kind == "action" and report[1] == seq:
+        if isinstance(report, Acted) and report.seq == seq:
             self._spend(st, time.monotonic() - t0, s)
             del pending[conn]
-            action = report[2]
+            action = report.action
             if action in legal and game.is_well_formed(action):
                 actions[s] = action
             else:
                 # Both as JSON: the bot that reads this may be written in any language;
                 # in ASCII, so no bidi control or line separator of the bot's reaches a
                 # log or a terminal as it is (issue 13 B4).
-                self._fault(st, "illegal", f"{ascii_json(action)} is not one of the legal "
+                self._fault(st, FaultKind.ILLEGAL, f"{ascii_json(action)} is not one of the legal "
                             f"actions {ascii_json(legal)}", seat=seat, ref_seq=seq)
                 actions[s] = self._default(game, s)
-        elif kind == "fault":
+        elif isinstance(report, Faulted):
             # The referee plays the default action in the bot's place at once; a valid
             # answer after the garbage comes too late and is dropped by its seq.
             self._spend(st, time.monotonic() - t0, s)
-            self._fault(st, report[1], report[2], seat=seat, ref_seq=seq)
+            self._fault(st, report.kind, report.detail, seat=seat, ref_seq=seq)
             del pending[conn]
             actions[s] = self._default(game, s)
-        elif kind in ("exited", "died"):
+        elif isinstance(report, Ended):
             del pending[conn]
-            self._crash(s, st, report[-1])
+            self._crash(s, st, report.detail)
             actions[s] = self._default(game, s)
 
     def _drain(self, state: list[_SeatGame]) -> None:
@@ -402,10 +426,10 @@ class Match:
         for s, seat in list(self._live()):
             while seat.conn is not None and seat.conn.poll(0):
                 report = seat.recv()
-                if report[0] in ("exited", "died"):
-                    self._crash(s, state[s], report[-1])
-                elif report[0] == "fault" and not state[s].forfeited:
-                    self._fault(state[s], report[1], report[2], seat=seat)
+                if isinstance(report, Ended):
+                    self._crash(s, state[s], report.detail)
+                elif isinstance(report, Faulted) and not state[s].forfeited:
+                    self._fault(state[s], report.kind, report.detail, seat=seat)
 
     def _log_json(self, game: Game) -> list[dict[str, Any]]:
         """The game's event log as JSON so far, each event converted only once.

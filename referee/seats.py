@@ -22,17 +22,17 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
-from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from protocol.codec import encode
 
 from . import cgroups, scratch, undertaker
 from .errors import RefereeError
 from .programs import BotProgram
+from .reports import Died, Report, Send, Stop, decode_report, encode_command
 from .sandbox import Limits
 from .supervisor import LaunchSpec, supervise
 
@@ -51,6 +51,46 @@ reads the stop; the grace only lets it save the bot's last stderr, and it runs i
 background unless the caller asks to wait."""
 
 _reapers: list[threading.Thread] = []
+
+
+class Seat(Protocol):
+    """What the match runner needs of a seat (issue 14 §3): :class:`ProgramSeat`, whose
+    supervisor is a process, or an in-memory fake in the match-runner tests.
+
+    ``conn`` is what the match waits on (:func:`multiprocessing.connection.wait`,
+    ``select.poll``): readable when a report is there for :meth:`recv`.
+    """
+
+    seat: int
+    name: str
+    greeted: bool
+    conn: Connection | None
+
+    @property
+    def running(self) -> bool:
+        """Whether the seat is up (its bot may still be starting)."""
+
+    def start(self, others: Sequence[Seat] = ()) -> None:
+        """Start the bot; ``others`` are the match's other seats."""
+
+    def next_seq(self) -> int:
+        """The seq of the next message to the bot."""
+
+    def send(self, message: Any, await_seq: int | None = None) -> None:
+        """Send a protocol struct to the bot; ``await_seq``: an action for it is awaited."""
+
+    def send_encoded(self, payload: bytes, await_seq: int | None = None) -> None:
+        """:meth:`send`, already encoded."""
+
+    def recv(self) -> Report:
+        """The next report (:mod:`referee.reports`); never raises."""
+
+    def stop(self, bye: Any | None = None, *, wait: bool = True) -> None:
+        """End the bot (saying ``bye`` first, if given); never waits with ``wait=False``."""
+
+
+SeatFactory = Callable[[int, BotProgram, "Path | None"], Seat]
+"""Makes seat ``seat`` of ``program``, its stderr kept in the path (or nowhere)."""
 
 
 class ProgramSeat:
@@ -81,7 +121,7 @@ class ProgramSeat:
         """Whether the supervisor is up (the bot may still be starting)."""
         return self.conn is not None
 
-    def start(self, others: Sequence[ProgramSeat] = ()) -> None:
+    def start(self, others: Sequence[Seat] = ()) -> None:
         """Fork the supervisor, which starts the bot on a fresh endpoint and token."""
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
         # Named by its owner, so that the next referee removes it after a kill -9 (A11);
@@ -141,22 +181,23 @@ class ProgramSeat:
         if self.conn is None:
             return
         try:
-            self.conn.send(("send", payload, await_seq))
+            self.conn.send_bytes(encode_command(Send(payload, await_seq)))
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the supervisor died; recv() reports it
 
-    def recv(self) -> tuple[Any, ...]:
-        """The next report of the supervisor; ``("died", detail)`` if it is gone."""
+    def recv(self) -> Report:
+        """The next report of the supervisor (:mod:`referee.reports`); a :class:`Died`
+        if it is gone, or sent bytes that are not a report."""
         assert self.conn is not None
         try:
-            return self.conn.recv()
+            return decode_report(self.conn.recv_bytes())
         except (EOFError, OSError):
             # Its pipe closes as it exits: at most a moment, never a wait on a live one.
             self.process.join(0.05)  # type: ignore[union-attr]
             code = self.process.exitcode if self.process else None
             how = f"signal {-code}" if code is not None and code < 0 else f"status {code}"
-            return ("died", (f"the seat's supervisor died ({how}): the bot sent more than "
-                             f"it may, or the supervisor failed"))
+            return Died(f"the seat's supervisor died ({how}): the bot sent more than "
+                        f"it may, or the supervisor failed")
 
     def stop(self, bye: Any | None = None, *, wait: bool = True) -> None:
         """Say goodbye (optional), end the bot's process tree and the supervisor.
@@ -173,7 +214,7 @@ class ProgramSeat:
         cgroup = self.cgroup_name if self.sandbox != "none" else None
         self.conn = self.process = self.folder = self.cgroup_name = None
         if conn is not None:
-            _send_now(conn, ("stop", encode(bye) if bye is not None else None))
+            _send_now(conn, Stop(encode(bye) if bye is not None else None))
             conn.close()
         grace = BYE_GRACE_S if bye is not None else STOP_GRACE_S
         if wait:
@@ -185,9 +226,9 @@ class ProgramSeat:
         reaper.start()
 
 
-def _send_now(conn: Connection, message: tuple[Any, ...]) -> None:
-    """Write ``message`` as ``conn.send`` would, but only if the pipe takes it now."""
-    data = bytes(ForkingPickler.dumps(message))
+def _send_now(conn: Connection, message: Stop) -> None:
+    """Write ``message`` as ``conn.send_bytes`` would, but only if the pipe takes it now."""
+    data = encode_command(message)
     frame = struct.pack("!i", len(data)) + data
     sock = socket.socket(fileno=conn.fileno())
     try:

@@ -18,18 +18,23 @@ This module is the entry, :func:`supervise`, which picks the seat's transport:
 :class:`Supervisor` state machine and :class:`LaunchSpec`, is in
 :mod:`referee.supervisor_base`; this module exports them too.
 
-Referee to supervisor (tuples over the pipe):
-    ("send", payload, await_seq)  pass ``payload`` (encoded JSON) to the bot; if
+Referee to supervisor (the tagged commands of :mod:`referee.reports`, msgpack):
+    Send(payload, await_seq)      pass ``payload`` (encoded JSON) to the bot; if
                                   ``await_seq`` is not None, an action with that seq is awaited
-    ("stop", payload_or_None)     say goodbye (optional), end the bot's process tree, exit
+    Stop(bye)                     say goodbye (``bye``, optional), end the bot's process
+                                  tree, exit
 
-Supervisor to referee:
-    ("hello", name)               a valid hello with the right token
-    ("no_show", detail)           a hello that was refused (the bot is ignored from then on)
-    ("action", seq, action)       the awaited action (stale and duplicate seqs are dropped)
-    ("fault", kind, detail)       kind "malformed": not JSON, wrong shape, oversize, several
-                                  frames, broken ZMTP (that connection is closed), flooding
-    ("exited", returncode, detail) the bot's process ended
+Supervisor to referee: the tagged reports of :mod:`referee.reports` (msgspec Structs,
+msgpack-encoded, issue 14 §2), tagged as they were named when they were tuples:
+    Greeted(name)                 "hello": a valid hello with the right token
+    Refused(detail)               "no_show": a hello that was refused (the bot is ignored
+                                  from then on)
+    Acted(seq, action)            "action": the awaited action (stale and duplicate seqs
+                                  are dropped)
+    Faulted(kind, detail)         "fault": kind FaultKind.MALFORMED: not JSON, wrong shape,
+                                  oversize, several frames, broken ZMTP (that connection
+                                  is closed), flooding
+    Exited(returncode, detail)    "exited": the bot's process ended
 
 Reports never block the supervisor (issue 13 A3): they wait in a small queue while
 the pipe is full (the referee reads a seat only while it waits for that seat), and

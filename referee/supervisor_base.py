@@ -31,7 +31,8 @@ from protocol.messages import MAX_MESSAGE_BYTES, Action, Error, Hello
 
 from . import gate
 from .errors import RefereeError
-from .reports import Reports
+from .records import FaultKind
+from .reports import Acted, Exited, Faulted, Greeted, Refused, Report, Reports, Send, decode_command
 from .sandbox import Limits, Sandbox
 
 log = logging.getLogger("referee.wire")
@@ -113,7 +114,7 @@ class Supervisor(ABC):
         self.stderr_sink: _StderrSink | None = None
 
     # ------------------------------------------------------------ to referee
-    def report(self, *message: object) -> None:
+    def report(self, message: Report) -> None:
         """Send a report to the referee, never blocking (see :mod:`referee.reports`)."""
         self.reports.put(message)
 
@@ -127,7 +128,7 @@ class Supervisor(ABC):
         try:
             argv = sandbox.argv(spec.command)
         except RefereeError as err:  # no seat uid free (issue 13 A5): this seat cannot start
-            self.report("exited", None, f"could not start the bot: {err}")
+            self.report(Exited(None, f"could not start the bot: {err}"))
             raise SystemExit(0) from None
         stdio = spec.protocol == "stdio"
         err_r, err_w = os.pipe()
@@ -140,8 +141,8 @@ class Supervisor(ABC):
         except OSError as err:
             os.close(err_r)
             os.close(err_w)
-            self.report("exited", None, f"could not start {err.filename or spec.command[0]!r}: "
-                                              f"{err.strerror}")
+            self.report(Exited(None, f"could not start {err.filename or spec.command[0]!r}: "
+                                     f"{err.strerror}"))
             raise SystemExit(0) from None
         os.close(err_w)
         self.stderr_sink = _StderrSink(err_r, spec.stderr_path, spec.stderr_cap)
@@ -185,7 +186,7 @@ class Supervisor(ABC):
                 self.awaited = None
                 self.unsolicited = 0
                 self.flood_reported = False
-                self.report("action", message.seq, message.action)
+                self.report(Acted(message.seq, message.action))
             else:
                 # A late reply to an earlier act: dropped by its seq, but counted.
                 log.debug("seat %d: dropped action with stale seq %d", self.spec.seat, message.seq)
@@ -203,11 +204,11 @@ class Supervisor(ABC):
         """
         self.unsolicited += 1
         if detail is not None:
-            self.report("fault", "malformed", detail)
+            self.report(Faulted(FaultKind.MALFORMED, detail))
         if self.unsolicited > FLOOD_LIMIT and not self.flood_reported:
             self.flood_reported = True
-            self.report("fault", "malformed",
-                        f"flooding: over {FLOOD_LIMIT} messages nobody asked for")
+            self.report(Faulted(FaultKind.MALFORMED,
+                                f"flooding: over {FLOOD_LIMIT} messages nobody asked for"))
 
     def on_hello(self, message: Hello | Action) -> None:
         if not isinstance(message, Hello):
@@ -221,7 +222,7 @@ class Supervisor(ABC):
             self.refuse("bad_token", "wrong token: use the ARENA_TOKEN given in the environment")
         else:
             self.greeted = True
-            self.report("hello", message.name)
+            self.report(Greeted(message.name))
 
     def token_ok(self, message: Hello) -> bool:
         """Whether a hello is this seat's: its protocol and token (in constant time)."""
@@ -231,7 +232,7 @@ class Supervisor(ABC):
     def refuse(self, code: str, detail: str) -> None:
         self.send_to_bot(encode(Error(seq=1, code=code, message=detail)))
         self.refused = True
-        self.report("no_show", detail)
+        self.report(Refused(detail))
 
     # ------------------------------------------------------------- transport
     @abstractmethod
@@ -245,18 +246,17 @@ class Supervisor(ABC):
     def on_command(self) -> bool:
         """Handle one command from the referee; False means stop."""
         try:
-            command = self.conn.recv()
+            command = decode_command(self.conn.recv_bytes())
         except (EOFError, OSError):
             return False  # the referee is gone
-        if command[0] == "send":
-            _, payload, await_seq = command
-            if await_seq is not None:
-                self.awaited = await_seq
+        if isinstance(command, Send):
+            if command.await_seq is not None:
+                self.awaited = command.await_seq
                 self.reports.next_act()
-            self.send_to_bot(payload)
+            self.send_to_bot(command.payload)
             return True
-        if command[1] is not None:
-            self.send_to_bot(command[1])  # bye
+        if command.bye is not None:
+            self.send_to_bot(command.bye)
             self.flush(0.2)
         return False
 
@@ -275,7 +275,7 @@ class Supervisor(ABC):
         how = f"killed by {_signal_name(-code)}" if code < 0 else f"exit status {code}"
         if code > 128:  # the sandbox passes on a signal death as 128 + the signal
             how += f": killed by {_signal_name(code - 128)}"
-        self.report("exited", code, f"the bot process ended ({how})")
+        self.report(Exited(code, f"the bot process ended ({how})"))
         return True
 
 

@@ -14,6 +14,8 @@ import time
 
 from protocol.messages import MAX_MESSAGE_BYTES
 
+from .records import FaultKind
+from .reports import Faulted
 from .supervisor_base import Outbox, Supervisor, cap_memory
 
 log = logging.getLogger("referee.wire")
@@ -76,8 +78,8 @@ class StdioSupervisor(Supervisor):
                         self.in_buffer.clear()
                         if not overlong:
                             overlong = True
-                            self.report("fault", "malformed",
-                                        f"a line over {MAX_MESSAGE_BYTES} bytes")
+                            self.report(Faulted(FaultKind.MALFORMED,
+                                                f"a line over {MAX_MESSAGE_BYTES} bytes"))
             if self.bot_exited():
                 return
 

@@ -21,6 +21,8 @@ from protocol.codec import ProtocolError, decode_bot_message
 from protocol.messages import MAX_MESSAGE_BYTES, Action, Hello
 
 from . import zmtp
+from .records import FaultKind
+from .reports import Faulted
 from .supervisor_base import Outbox, Supervisor, cap_memory
 
 log = logging.getLogger("referee.wire")
@@ -134,9 +136,9 @@ class ZmqSupervisor(Supervisor):
                 # The bot's own ZeroMQ hangs up on a peer it cannot talk to: say what
                 # usually causes that, once, for the no-show's report.
                 self.hinted = True
-                self.report("fault", "malformed", "the bot's connection closed during its "
-                            "ZMTP handshake: connect a DEALER socket with no security "
-                            "mechanism (ZeroMQ hangs up other kinds itself)")
+                self.report(Faulted(FaultKind.MALFORMED, "the bot's connection closed during "
+                                    "its ZMTP handshake: connect a DEALER socket with no "
+                                    "security mechanism (ZeroMQ hangs up other kinds itself)"))
             self.close(link)
             return
         error: zmtp.ZmtpError | None = None

@@ -30,6 +30,7 @@ from arena import botstore, tournament
 from arena.schedule import ScheduleError, make_schedule
 from leaderboard import board
 from leaderboard.store import Store, StoreError
+from referee.records import GameRecord, validate
 
 from .helpers import stored_games
 from .test_faults import processes_mentioning
@@ -611,11 +612,7 @@ def test_organisers_rating_at_the_same_moment_count_every_game_once(db: Path) ->
         for r in range(rounds):
             for row in scheduled[r * per_round:(r + 1) * per_round]:
                 ranks = rng.sample([1, 2, 3], 3)
-                store.record_game(tid, row, "stop-me", {
-                    "reason": "synthetic", "decisions": 1, "steps": 1, "seats": [
-                        {"rank": rank, "score": 0.0, "status": "ok", "forfeited": False,
-                         "faults": {}, "fault_log": [], "time_ms": 1, "asked": 1,
-                         "details": {}} for rank in ranks]})
+                store.record_game(tid, row, "stop-me", _synthetic_record(row, ranks))
             barrier.wait(timeout=30)  # go: all four update at once
             barrier.wait(timeout=30)  # all done
             played = (r + 1) * per_round
@@ -633,11 +630,18 @@ def test_organisers_rating_at_the_same_moment_count_every_game_once(db: Path) ->
     store.close()
 
 
+def _synthetic_record(row: dict[str, Any], ranks: list[int]) -> GameRecord:
+    """A made-up record for scheduled ``row``, as the store takes one (a GameRecord)."""
+    return validate({
+        "game": "stop-me", "seed": row["seed"], "index": row["idx"], "reason": "synthetic",
+        "decisions": 1, "steps": 1, "seats": [
+            {"bot": f"bot{b}", "rank": rank, "score": 0.0, "status": "ok", "forfeited": False,
+             "faults": {}, "fault_log": [], "time_ms": 1, "asked": 1, "details": {}}
+            for b, rank in zip(row["seating"], ranks, strict=True)]}, seats=len(ranks))
+
+
 def _synthetic_game(store: Store, tid: int, row: dict[str, Any], ranks: list[int]) -> None:
-    store.record_game(tid, row, "stop-me", {
-        "reason": "synthetic", "decisions": 1, "steps": 1, "seats": [
-            {"rank": rank, "score": 0.0, "status": "ok", "forfeited": False, "faults": {},
-             "fault_log": [], "time_ms": 1, "asked": 1, "details": {}} for rank in ranks]})
+    store.record_game(tid, row, "stop-me", _synthetic_record(row, ranks))
 
 
 def _slow_rebuild(db: Path, computing: Any) -> None:

@@ -32,6 +32,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import pytest
 
 from arena import botstore, tournament
+from arena.executors import ProcessExecutor
 from arena.web import make_server
 from leaderboard.store import Store
 from leaderboard.web import ReadOnlyStore
@@ -75,7 +76,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                           games_per_seating=per_seating, duplicate=True, fmt="round-robin",
                           seed=3, options={}, settings=tournament.Settings())
         if run:
-            tournament.run(store, name, workers=2)
+            tournament.run(store, name, ProcessExecutor(2))
 
     play("sm-1", "stop-me", ["random", "first", "faulty"], 2)
     (tmp / "first.py").write_text(FIRST_BOT.replace('"first"', '"first-2"'))
@@ -145,7 +146,7 @@ def hostile_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       seats=3, games_per_seating=1, duplicate=False, fmt="round-robin", seed=5,
                       options={"colours": EVIL, "max_rounds": 2},
                       settings=tournament.Settings())
-    tournament.run(store, EVIL_TOURNAMENT, workers=3)
+    tournament.run(store, EVIL_TOURNAMENT, ProcessExecutor(3))
     store.close()
     return tmp / "arena.db"
 

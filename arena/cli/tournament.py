@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from arena import demo, progress, tournament
+from arena import demo, executors, progress, tournament
 from arena.schedule import FORMATS
 from leaderboard import board, views
 from leaderboard.store import NameTaken, Store
@@ -210,7 +210,8 @@ def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
                 report(now.done, (f"leader {rows[0]['bot']}@{rows[0]['version']} "
                                   f"{rows[0]['conservative']:.1f}") if rows else "")
 
-            result = tournament.run(store, name, workers, log_dir, on_progress=show)
+            result = tournament.run(store, name, executors.for_workers(workers), log_dir,
+                                    on_progress=show)
     except (KeyboardInterrupt, SystemExit) as stop:
         # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
         # manager stopping the organiser deserves the same hint as a person.

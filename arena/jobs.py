@@ -1,0 +1,146 @@
+"""Match jobs and what playing one yields: the units an executor runs and streams.
+
+A :class:`MatchJob` is one match of a schedule. Playing it (:func:`play_job`) yields
+its :data:`Outcome`s one at a time, as they happen: each game's record as soon as the
+game ends (:class:`GamePlayed`; issue 14 §3: nothing is kept, so a worker's memory
+stays flat whatever the number of games), the match's captured bot output
+(:class:`MatchLogs`), or its failure (:class:`MatchFailed`), and always, last,
+:class:`MatchDone`.
+
+Outcomes are tagged msgspec Structs (issue 14 §2: they were 4-tuples), and cross a
+process boundary as msgpack bytes (:func:`encode_outcome`, :func:`decode_outcome`);
+a game's record is decoded by :func:`referee.records.decode_record`, which refuses a
+record of an unknown schema version by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from referee import scratch
+from referee.match import Clocks, Match
+from referee.records import GameRecord, ResultError, decode_record, encode_record
+from referee.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One match: the same bots in the same seats for a run of scheduled games."""
+
+    key: int
+    game: str
+    bots: tuple[str, ...]
+    games: tuple[dict[str, Any], ...]
+    """Scheduled rows (idx, seed, deal_group, seating), in canonical order."""
+    options: dict[str, Any] = field(default_factory=dict)
+    clocks: Clocks = field(default_factory=Clocks)
+    sandbox: str = "auto"
+    limits: Limits = field(default_factory=Limits)
+    log_dir: str | None = None
+    labels: tuple[str, ...] | None = None
+    """Each seat's bot as the store names it (``NAME@VERSION``), for its log files."""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        """Play the match here: a :class:`GamePlayed` as each game ends, then the
+        :class:`MatchLogs` of each program seat's captured output (stderr, capped per
+        match; kept in ``log_dir`` too when one is given). Errors propagate."""
+        # Named by its owner: the next run removes it if this one is killed (issue 13 A11).
+        with scratch.TemporaryDirectory("arena-logs-") as folder:
+            log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
+                       else Path(folder))
+            match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
+                          log_dir, self.sandbox, self.limits,
+                          seeds=[g["seed"] for g in self.games], labels=self.labels,
+                          # The organiser writes each game's file, named by its database
+                          # id (issue 13 B6): only it knows the id.
+                          game_logs=False)
+            with closing(match.stream()) as games:
+                for record in games:
+                    yield GamePlayed(self.key, record.index, record)
+            logs = {}
+            for seat in range(len(self.bots)):
+                for path in log_dir.glob(f"seat{seat}-*.stderr.log"):
+                    logs[seat] = path.read_text(encoding="utf-8", errors="replace")
+        yield MatchLogs(self.key, logs)
+
+
+class GamePlayed(msgspec.Struct, frozen=True, tag="game"):
+    """Game ``position`` of match ``key`` ended: its record (with the event log)."""
+
+    key: int
+    position: int
+    record: GameRecord
+
+
+class MatchLogs(msgspec.Struct, frozen=True, tag="logs"):
+    """Match ``key`` ended: each program seat's captured output, by seat."""
+
+    key: int
+    logs: dict[int, str]
+
+
+class MatchFailed(msgspec.Struct, frozen=True, tag="error"):
+    """Match ``key`` failed (a bot that cannot start, a build that fails, a dead worker,
+    a bug): the games it already yielded stand, the others are not played."""
+
+    key: int
+    error: str
+
+
+class MatchDone(msgspec.Struct, frozen=True, tag="done"):
+    """Nothing more comes of match ``key``: always its last outcome."""
+
+    key: int
+
+
+Outcome = GamePlayed | MatchLogs | MatchFailed | MatchDone
+"""What playing a match yields, in order: games, then logs or a failure, then done."""
+
+
+def play_job(job: MatchJob) -> Iterator[Outcome]:
+    """Everything playing ``job`` yields: a failure is a :class:`MatchFailed`, never an
+    exception (the other matches play on); :class:`MatchDone` always comes last."""
+    try:
+        yield from job.play()
+    except Exception as err:  # noqa: BLE001 - any failure of a match is reported
+        yield MatchFailed(job.key, f"{type(err).__name__}: {err}")
+    yield MatchDone(job.key)
+
+
+class _GameBytes(msgspec.Struct, frozen=True, tag="game"):
+    """A :class:`GamePlayed` on the wire: its record still encoded, so that it is
+    decoded by :func:`referee.records.decode_record` (version first)."""
+
+    key: int
+    position: int
+    record: msgspec.Raw
+
+
+_WIRE = msgspec.msgpack.Decoder(_GameBytes | MatchLogs | MatchFailed | MatchDone)
+_ENCODER = msgspec.msgpack.Encoder()
+
+
+def encode_outcome(outcome: Outcome) -> bytes:
+    """``outcome`` as msgpack bytes, for :func:`decode_outcome` in another process."""
+    if isinstance(outcome, GamePlayed):
+        return _ENCODER.encode(_GameBytes(outcome.key, outcome.position,
+                                          msgspec.Raw(encode_record(outcome.record))))
+    return _ENCODER.encode(outcome)
+
+
+def decode_outcome(data: bytes) -> Outcome:
+    """An outcome from :func:`encode_outcome`'s bytes; ResultError if they are not one,
+    or hold a game record of an unknown schema version (issue 14 §2)."""
+    try:
+        message = _WIRE.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        raise ResultError(f"a worker's message is not an outcome: {err}") from None
+    if isinstance(message, _GameBytes):
+        return GamePlayed(message.key, message.position, decode_record(message.record))
+    return message
