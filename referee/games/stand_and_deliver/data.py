@@ -1,7 +1,7 @@
 """Stand & Deliver: default component data, options and their checks (RULES.md 4.1-4.2, 4.11).
 
 Everything here is data or a pure function of the options; the engine is
-:mod:`referee.games.stand_and_deliver`. Every count of RULES.md 4.2 is an
+:mod:`referee.games.stand_and_deliver.game`. Every count of RULES.md 4.2 is an
 option with its RULES.md default and tag.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Option
-from .errors import ConfigError
+from ..base import Option
+from ..errors import ConfigError
 
 GAME_ID = "stand-and-deliver"
 

@@ -32,9 +32,9 @@ without a usable card gets the one-action list ``["none"]``, so the time to its
 next ``act`` tells the others nothing (RULES.md C3, the timing clause).
 
 The module holds setup, the stage machine and the decisions; step 6-8 helpers are
-in :mod:`.sad_resolution`, views and hidden information in :mod:`.sad_view`, the
-encounter step in :mod:`.sad_encounter`, the data and options in :mod:`.sad_data` and
-the declarations of the state they all share in :mod:`.sad_state`.
+in :mod:`.resolution`, views and hidden information in :mod:`.view`, the
+encounter step in :mod:`.encounter`, the data and options in :mod:`.data` and
+the declarations of the state they all share in :mod:`.state`.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import sad_encounter as enc
-from .base import Action, Game, clone_json
-from .sad_data import (
+from ..base import Action, Game, clone_json
+from . import encounter as enc
+from .data import (
     ABILITY_KINDS,
     ACTIVE,
     BRIBE_JUDGE,
@@ -65,8 +65,8 @@ from .sad_data import (
     coach_table,
     decision_bound,
 )
-from .sad_resolution import ResolutionMixin
-from .sad_view import ViewMixin
+from .resolution import ResolutionMixin
+from .view import ViewMixin
 
 NONE = "none"
 HORSE = "HORSE"
