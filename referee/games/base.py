@@ -31,6 +31,7 @@ from .errors import (
     IllegalActionError,
     MalformedActionError,
 )
+from .meta import GameInfo, GameType
 from .rng import GameRandom
 
 Action = Any
@@ -187,6 +188,8 @@ class Game(ABC):
     option_specs: ClassVar[Mapping[str, Option]]
     action_help: ClassVar[str]
     """A one-line description of the action format, quoted in malformed-action errors."""
+    game_type: ClassVar[GameType]
+    """What the game declares about its views and score (see :mod:`referee.games.meta`)."""
 
     def __init__(
         self,
@@ -260,6 +263,40 @@ class Game(ABC):
     @abstractmethod
     def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
         """The hard maximum of seat decisions in one game (RULES.md gives it per game)."""
+
+    @classmethod
+    @abstractmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        """The most steps (joint actions) one game can last (RULES.md, "Hard bound on length")."""
+
+    @classmethod
+    @abstractmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int | float, int | float]:
+        """The lowest and the highest score a seat can end with, given merged ``options``."""
+
+    @classmethod
+    def game_info(cls, players: int, options: Mapping[str, Any] | None = None) -> GameInfo:
+        """The bounds of one configuration (OpenSpiel's ``GameInfo``), or ConfigError.
+
+        ``options`` are the caller's raw options, checked and merged over the defaults
+        as a game would be created with them.
+        """
+        merged = cls.resolve_options(players, options)
+        low, high = cls.player_range(options or {})
+        allowed = [n for n in range(low, high + 1) if cls._accepts(n, options)]
+        min_score, max_score = cls.score_bounds(players, merged)
+        return GameInfo(cls.id, players, min(allowed), max(allowed),
+                        cls.step_bound(players, merged), cls.decision_bound(players, merged),
+                        min_score, max_score)
+
+    @classmethod
+    def _accepts(cls, players: int, options: Mapping[str, Any] | None) -> bool:
+        """Whether ``options`` can be played by ``players`` (a variant may need its option)."""
+        try:
+            cls.resolve_options(players, options)
+        except ConfigError:
+            return False
+        return True
 
     # ------------------------------------------------------------- the rules
     @abstractmethod

@@ -43,6 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..base import Action, Game, clone_json
+from ..meta import GameType
 from . import encounter as enc
 from .data import (
     ABILITY_KINDS,
@@ -64,6 +65,8 @@ from .data import (
     check_options,
     coach_table,
     decision_bound,
+    score_bounds,
+    step_bound,
 )
 from .resolution import ResolutionMixin
 from .view import ViewMixin
@@ -89,6 +92,13 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         '{"lucky_charm": "shot"|"redcoat"} or {"keep": ability}'
     )
     option_specs = OPTION_SPECS
+    game_type = GameType(
+        seat_keys=("pouches", "hands"),
+        # RULES.md 4.9: the private part of the observation is "me" (own cards, coins,
+        # peeks) and the pending decision as this seat sees it; "seat" says who looks.
+        private_keys=("decision", "me", "seat"),
+        score="money (copper 1, silver 3, gold 5) for a survivor, 0 for the hanged (RULES.md 4.8)",
+    )
 
     @classmethod
     def check_options(cls, players: int, options: dict[str, Any]) -> None:
@@ -97,6 +107,14 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
     @classmethod
     def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
         return decision_bound(players, options)
+
+    @classmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        return step_bound(players, options)
+
+    @classmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int, int]:
+        return score_bounds(options)
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:
