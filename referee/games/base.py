@@ -52,8 +52,8 @@ class Event:
     to: tuple[int, ...] | None = None
 
     def visible_to(self, seat: int) -> bool:
-        """Whether ``seat`` may see this event during play."""
-        return self.to is None or seat in self.to
+        """Whether ``seat`` may see this event during play (:func:`seat_sees`)."""
+        return seat_sees(self.to, seat)
 
     def to_json(self) -> dict[str, Any]:
         """The event as one flat JSON object: ``type``, then ``to`` if private, then the data."""
@@ -62,6 +62,17 @@ class Event:
             out["to"] = list(self.to)
         out.update(self.data)
         return out
+
+
+def seat_sees(to: Sequence[int] | None, seat: int | None) -> bool:
+    """The one visibility rule (RULES.md C4): whether an event addressed ``to`` is in
+    ``seat``'s view. Public events (``to is None``) are in every view, private ones in
+    their seats' views; ``seat=None``, the full view of a replay, sees every event.
+
+    The referee's delivery (:meth:`Event.visible_to`), the replays and the narration of
+    stored events (:func:`referee.history.visible`) all decide with this function.
+    """
+    return seat is None or to is None or seat in to
 
 
 _JSON_NAMES: dict[type, str] = {int: "an integer", float: "a number", str: "a string",
