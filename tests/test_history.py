@@ -273,3 +273,29 @@ def test_the_narration_of_a_seat_keeps_to_what_it_saw() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+SIMULATOR = '''
+from protocol.client import run
+from referee.games import new_game
+from referee.games.stand_and_deliver import StandAndDeliver
+from referee.games.stand_and_deliver.encounter import SHARE
+
+assert new_game("stand-and-deliver", 2, 1).__class__ is StandAndDeliver and SHARE
+
+def act(observation, legal):
+    return legal[-1]
+
+run(act, name="simulator")
+'''
+
+
+def test_a_sandboxed_bot_imports_the_stand_and_deliver_package(tmp_path: Path) -> None:
+    """The engine's modules moved into a package (issue 14 §6): a bot that simulates the
+    game still finds every one of them on its read-only library path in the sandbox."""
+    bot = tmp_path / "simulator.py"
+    bot.write_text(SIMULATOR)
+    [record] = Match("stand-and-deliver", [str(bot), "builtin:random"], 1, seed=2,
+                     sandbox="required", log_dir=tmp_path / "logs").run()
+    assert record.seats[0].status == "ok", record.seats[0].fault_log
+    assert record.seats[0].asked > 0
