@@ -1,9 +1,18 @@
-"""Narrate a stored game's event log for `arena replay`: one line per event."""
+"""Narrate a stored game's event log for `arena replay`: one line per event.
+
+What a seat's narration holds (the events it may see, its own decisions) is decided
+by :mod:`referee.history`, with the engines' one visibility rule (RULES.md C4);
+``visible`` is re-exported from there for the command.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from referee.history import seat_events, seat_moves, visible
+
+__all__ = ["narrate", "visible"]
 
 
 def _value(value: Any) -> str:
@@ -14,16 +23,12 @@ def _value(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def visible(event: dict[str, Any], seat: int | None) -> bool:
-    """Whether a stored event is in ``seat``'s view (None: the full view sees all):
-    public events, and those addressed to it (RULES.md C4)."""
-    return seat is None or "to" not in event or seat in event["to"]
-
-
-def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[str, Any]],
-            seat: int | None, moves: Sequence[dict[str, Any]] = ()) -> Iterator[str]:
+def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[Mapping[str, Any]],
+            seat: int | None, moves: Sequence[Mapping[str, Any]] = ()) -> Iterator[str]:
     """Readable lines: who sat where, each event (marked private where it was), then each
-    decision with who chose it and how long it took."""
+    decision with who chose it and how long it took. For a seat, only the events it was
+    allowed to see and its own decisions (:func:`referee.history.seat_events`)."""
+    events, moves = seat_events(events, seat), seat_moves(moves, seat)
     view = "the full view" if seat is None else f"seat {seat}'s view"
     yield f"{game}, {len(seats)} seats, from {view}:"
     for s in seats:
@@ -44,12 +49,10 @@ def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[st
                 for s, m in sorted(move.items(), key=lambda kv: int(kv[0])))
 
 
-def seat_log(events: Sequence[dict[str, Any]], moves: Sequence[dict[str, Any]],
-             seat: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """A stored game's events and moves as ``seat`` may see them: the events it was
-    allowed to see and its own decisions only. Not the steps between them (how many
-    there were tells whether others had a real choice, RULES.md C3); the caller drops
-    the seed too (with it, every hidden card)."""
-    key = str(seat)
-    return ([e for e in events if visible(e, seat)],
-            [{key: m[key]} for m in moves if key in m])
+def seat_log(events: Sequence[Mapping[str, Any]], moves: Sequence[Mapping[str, Any]],
+             seat: int) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """A stored game's events and moves as ``seat`` may see them (for ``arena replay
+    --json --seat``): :func:`referee.history.seat_events` and ``seat_moves``. Not the
+    steps between them (RULES.md C3); the caller drops the seed too (with it, every
+    hidden card)."""
+    return seat_events(events, seat), seat_moves(moves, seat)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from referee.games import (
     GAMES,
     Game,
+    GameInfo,
     GameOverError,
     IllegalActionError,
     MalformedActionError,
@@ -287,3 +288,151 @@ def test_registry_information_is_complete(game_id: str) -> None:
     assert canonical_json(cls(n, 5, cls.default_options()).log_json()) == canonical_json(
         cls(n, 5).log_json()
     )
+
+
+# ------------------------------------------------- declared type and info (issue 14 §6)
+def info_problems(game: Game, info: GameInfo) -> list[str]:
+    """What in ``game``'s state now breaks its declared GameType or ``info``."""
+    kind = type(game).game_type
+    problems = []
+    if not info.min_players <= game.players <= info.max_players:
+        problems.append(f"{game.players} players outside {info.min_players}..{info.max_players}")
+    if game.steps > info.max_steps:
+        problems.append(f"{game.steps} steps, more than max_steps {info.max_steps}")
+    if game.decisions > info.max_decisions:
+        problems.append(f"{game.decisions} decisions, more than max_decisions {info.max_decisions}")
+    views = [game.view(s) for s in range(game.players)]
+    differ = {k for k in set().union(*views) if any(v.get(k, KeyError) != views[0].get(k, KeyError)
+                                                    for v in views)}
+    if not differ <= set(kind.private_keys):
+        problems.append(f"keys {sorted(differ - set(kind.private_keys))} differ between seats' "
+                        "views but are not declared private")
+    for where, view in [("full view", game.full_view()), *(
+            (f"seat {s}'s view", v) for s, v in enumerate(views))]:
+        for key in kind.seat_keys:
+            value = view.get(key, [None] * game.players)
+            if not (isinstance(value, list) and len(value) == game.players):
+                problems.append(f"{where}: seat key {key!r} is not one entry per seat: {value!r}")
+    if game.over:
+        low, high = info.min_score, info.max_score
+        if not all(low <= score <= high for score in game.result.scores):
+            problems.append(f"scores {list(game.result.scores)} outside {low}..{high}")
+    return problems
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_played_games_keep_to_the_declared_type_and_info(
+    game_id: str, players: int, seed: int
+) -> None:
+    """At every position: within the length bounds, only the private keys differ between
+    seats, every seat key holds one entry per seat; at the end the scores are in scale."""
+    game = new_game(game_id, players, seed)
+    info = type(game).game_info(players, game.options)
+    rng = SplitMix64(seed)
+    while True:
+        assert info_problems(game, info) == []
+        if game.over:
+            break
+        game.apply(random_joint(game, rng))
+    assert roundtrip(type(game).game_type.to_json())
+    assert roundtrip(type(game).game_info(players).to_json())
+
+
+def _key_census(game_id: str, seeds: range) -> tuple[set[str], set[str], set[str]]:
+    """Over playouts of every player count: the keys that ever differed between seats'
+    views, every key seen, and the keys that, wherever seen, held one entry per seat
+    that does not name its seat (a dict with a "seat" names it)."""
+    cls = GAMES[game_id]
+    differ: set[str] = set()
+    seen: set[str] = set()
+    not_per_seat: set[str] = set()
+    for n in range(cls.min_players, cls.max_players + 1):
+        for seed in seeds:
+            game, rng = new_game(game_id, n, seed), SplitMix64(seed)
+            while True:
+                views = [game.view(s) for s in range(n)]
+                differ |= {k for k in set().union(*views)
+                           if any(v.get(k, KeyError) != views[0].get(k, KeyError) for v in views)}
+                for view in (*views, game.full_view()):
+                    seen |= set(view)
+                    not_per_seat |= {k for k, v in view.items() if not (
+                        isinstance(v, list) and len(v) == n
+                        and not any(isinstance(e, dict) and "seat" in e for e in v))}
+                if game.over:
+                    break
+                game.apply(random_joint(game, rng))
+    return differ, seen, seen - not_per_seat
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_the_declared_view_keys_are_exactly_the_ones_played(game_id: str) -> None:
+    """Over a few games of every size, the private keys are exactly the keys that differed
+    between seats' views, and the seat keys exactly the keys that always held one entry
+    per seat (so a declaration can neither miss a key nor name one that never plays)."""
+    kind = GAMES[game_id].game_type
+    differ, seen, per_seat = _key_census(game_id, range(4))
+    assert differ == set(kind.private_keys)
+    assert per_seat == set(kind.seat_keys)
+    assert set(kind.seat_keys) <= seen
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_the_info_check_catches_a_view_that_breaks_the_declaration(game_id: str) -> None:
+    """A view with an undeclared seat-dependent key, and a shortened length bound, are
+    both caught by info_problems (it would otherwise prove nothing)."""
+    cls = GAMES[game_id]
+
+    class Chatty(cls):  # type: ignore[misc, valid-type]
+        def view(self, seat: int) -> dict[str, Any]:
+            return {**super().view(seat), "whoami": seat}
+
+        @classmethod
+        def step_bound(cls, players: int, options: Any) -> int:
+            return 1
+
+    game = Chatty(cls.min_players, 3)
+    info = Chatty.game_info(cls.min_players)
+    problems = info_problems(game, info)
+    assert any("'whoami'" in p for p in problems), problems
+    game.apply(random_joint(game, SplitMix64(3)))
+    if not game.over:
+        game.apply(random_joint(game, SplitMix64(4)))
+    assert any("max_steps 1" in p for p in info_problems(game, info))
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+def test_game_info_agrees_with_the_engine(game_id: str, players: int) -> None:
+    cls = GAMES[game_id]
+    info = cls.game_info(players)
+    game = new_game(game_id, players, 1)
+    assert info.max_decisions == game.max_decisions
+    assert info.max_steps <= info.max_decisions  # every step asks at least one seat
+    assert (info.min_players, info.max_players) == (cls.min_players, cls.max_players)
+    assert info.min_score <= info.max_score
+
+
+VARIANTS = [
+    pytest.param("stand-and-deliver", 6, {"encounter_talk": True}, id="sad-talk-6p"),
+    pytest.param("dagens-brott", 2, {"unofficial_2p": True}, id="db-2p"),
+    pytest.param("stop-me", 4, {"max_rounds": 2, "max_failed_arrests_per_round": 2}, id="sm-caps"),
+]
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), VARIANTS)
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=seeds)
+def test_option_variants_keep_to_their_game_info(
+    game_id: str, players: int, options: dict[str, Any], seed: int
+) -> None:
+    """The bounds follow the options that change a game's length (the talk step, the
+    2-player variant, the round and arrest caps), played with every seat's default too."""
+    info = GAMES[game_id].game_info(players, options)
+    for policy in ("random", "default"):
+        game, rng = new_game(game_id, players, seed, options), SplitMix64(seed)
+        while not game.over:
+            assert info_problems(game, info) == []
+            game.apply(random_joint(game, rng) if policy == "random"
+                       else {s: game.default_action(s) for s in game.to_act()})
+        assert info_problems(game, info) == []

@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from referee.games import StandAndDeliver, canonical_json, new_game
-from referee.games import sad_encounter as enc
-from referee.games.sad_data import ability_deck, coach_table
+from referee.games.stand_and_deliver import encounter as enc
+from referee.games.stand_and_deliver.data import ability_deck, coach_table
 
 SAD = "stand-and-deliver"
 DEFAULTS = StandAndDeliver.default_options()

@@ -17,25 +17,26 @@ small inline script steps through them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.replay import visible
 from leaderboard.store import Store
 from leaderboard.web.data import boards, not_found
 from leaderboard.web.layout import esc, link, num, page, status
-from referee.games import GameError, new_game
+from referee.games import GAMES
+from referee.history import History, visible
 
 from .replay_js import SCRIPT
 
 UP = "../"
 
-# Game-specific touch: view keys that hold one entry per seat, shown as "seat N (bot)".
-PER_SEAT = {
-    "stop-me": ["colours", "tokens", "token_values", "hands"],
-    "dagens-brott": ["totals", "crimes_won", "passed", "hand_sizes", "hands"],
-    "stand-and-deliver": ["pouches", "hands"],
-}
+
+def seat_keys(game: str) -> list[str]:
+    """The view keys that hold one entry per seat, shown as "seat N (bot)": each game
+    declares them (``GameType.seat_keys``); none for a game this Arena does not know."""
+    cls = GAMES.get(game)
+    return [] if cls is None else list(cls.game_type.seat_keys)
 
 
 @dataclass
@@ -44,9 +45,9 @@ class Rebuilt:
 
     row: dict[str, Any]
     seats: list[dict[str, Any]]
-    events: list[dict[str, Any]]
-    moves: list[dict[str, Any]]
-    views: dict[int | None, list[dict[str, Any]]] = field(default_factory=dict)
+    events: list[Mapping[str, Any]]
+    moves: list[Mapping[str, Any]]
+    views: dict[int | None, list[Mapping[str, Any]]] = field(default_factory=dict)
     bounds: list[int] = field(default_factory=list)
     """Events [bounds[i-1], bounds[i]) happened at position i (bounds[-1] is 0)."""
     to_act: list[list[int]] = field(default_factory=list)
@@ -68,47 +69,32 @@ def load(store: Store, game_id: int) -> dict[str, Any]:
 
 
 def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
-    """Replay the stored moves on a fresh engine, keeping the views of ``perspectives``
-    (None: the full view; a number: that seat's view) at every position."""
+    """Replay the stored moves on a fresh engine (:mod:`referee.history`), keeping the
+    views of ``perspectives`` (None: the full view; a number: that seat's view) at
+    every position, with what could not be replayed as notes for the page."""
     seats = row["seat_rows"]
-    out = Rebuilt(row, seats, json.loads(row["events"]), json.loads(row.get("moves") or "[]"))
-    out.views = {p: [] for p in perspectives}
-    if row["steps"] and not out.moves:
+    history = History.load({"game": row["game"], "players": len(seats), "seed": row["seed"],
+                            "options": json.loads(row["options"]),
+                            "events": json.loads(row["events"]),
+                            "moves": json.loads(row.get("moves") or "[]")})
+    replay = history.replay(perspectives)
+    out = Rebuilt(row, seats, list(replay.events), list(replay.moves))
+    if row["steps"] and not history.moves:
         out.notes.append("This game was stored before Arena kept each decision, so only its "
                          "event log can be shown.")
-    try:
-        game = new_game(row["game"], len(seats), row["seed"], json.loads(row["options"]))
-    except GameError as err:
-        out.notes.append(f"The game cannot be rebuilt here ({err}); only its event log is shown.")
-        out.bounds, out.to_act, out.moves = [len(out.events)], [[]], []
-        return out
-
-    def snapshot() -> None:
-        for p in perspectives:
-            out.views[p].append(game.full_view() if p is None else game.view(p))
-        out.bounds.append(len(game.log))
-        out.to_act.append(list(game.to_act()))
-
-    snapshot()
-    failed = False
-    for step, move in enumerate(out.moves, 1):
-        try:
-            game.apply({int(s): m["action"] for s, m in move.items()})
-        except Exception as err:  # noqa: BLE001 - a void game: the referee failed here
-            out.notes.append(f"Step {step} cannot be replayed ({type(err).__name__}: {err}); "
-                             "the game stops there.")
-            out.moves, failed = out.moves[:step], True
-            out.bounds.append(len(out.events))
-            out.to_act.append([])
-            for p in perspectives:
-                out.views[p].append(out.views[p][-1])
-            break
-        snapshot()
-    if out.moves and not failed and game.log_json() != out.events:
+    if replay.error is not None:
+        out.notes.append(f"The game cannot be rebuilt here ({replay.error}); only its event "
+                         "log is shown.")
+    if replay.failed_step is not None:
+        out.notes.append(f"Step {replay.failed_step} cannot be replayed ({replay.failure}); "
+                         "the game stops there.")
+    elif out.moves and not replay.matches_events:
         out.notes.append("The rebuilt game differs from the stored event log (the engine may "
                          "have changed since); the views may not match the narrative.")
-    out.bounds = [min(b, len(out.events)) for b in out.bounds]
-    out.bounds[-1] = len(out.events)  # whatever was not placed belongs to the last position
+    positions = replay.positions
+    out.views = {p: [pos.views[p] for pos in positions if p in pos.views] for p in perspectives}
+    out.bounds = [pos.end for pos in positions]
+    out.to_act = [list(pos.to_act) for pos in positions]
     return out
 
 
@@ -129,7 +115,7 @@ def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
     and moves this perspective may see since the previous position shown, and who acts
     (a seat's page names only itself)."""
     out: list[dict[str, Any]] = []
-    before: dict[str, Any] = {}
+    before: Mapping[str, Any] = {}
     start, previous = 0, 0
     views = rebuilt.views.get(seat) or [{}] * len(rebuilt.bounds)
     for i in _shown(rebuilt, seat):
@@ -170,7 +156,7 @@ def replay_page(store: Store, rebuilt: Rebuilt, seat: int | None) -> str:
     gid = row["id"]
     data = {"game": row["game"], "seat": seat, "players": len(seats),
             "seats": [{"seat": s["seat"], "bot": f"{s['bot']}@{s['version']}"} for s in seats],
-            "perSeat": PER_SEAT.get(row["game"], []), "steps": positions(rebuilt, seat)}
+            "perSeat": seat_keys(row["game"]), "steps": positions(rebuilt, seat)}
     views = [('<a href="{}"{}>full view</a>').format(
         esc(replay_file(gid, None) + ".html"), ' aria-current="page"' if seat is None else "")]
     views += [('<a href="{}"{}>seat {} ({})</a>').format(

@@ -24,6 +24,7 @@ from .errors import (
     IllegalActionError,
     MalformedActionError,
 )
+from .meta import GameInfo, GameType
 from .stand_and_deliver import StandAndDeliver
 from .stop_me import StopMe
 
@@ -56,6 +57,6 @@ def new_game(
 
 __all__ = [
     "GAMES", "Action", "ActionError", "ConfigError", "DagensBrott", "Event", "Game", "GameError",
-    "GameOverError", "IllegalActionError", "MalformedActionError", "Option", "Result",
+    "GameInfo", "GameOverError", "GameType", "IllegalActionError", "MalformedActionError", "Option", "Result",
     "StandAndDeliver", "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
 ]

@@ -31,6 +31,7 @@ from .errors import (
     IllegalActionError,
     MalformedActionError,
 )
+from .meta import GameInfo, GameType
 from .rng import GameRandom
 
 Action = Any
@@ -51,8 +52,8 @@ class Event:
     to: tuple[int, ...] | None = None
 
     def visible_to(self, seat: int) -> bool:
-        """Whether ``seat`` may see this event during play."""
-        return self.to is None or seat in self.to
+        """Whether ``seat`` may see this event during play (:func:`seat_sees`)."""
+        return seat_sees(self.to, seat)
 
     def to_json(self) -> dict[str, Any]:
         """The event as one flat JSON object: ``type``, then ``to`` if private, then the data."""
@@ -61,6 +62,17 @@ class Event:
             out["to"] = list(self.to)
         out.update(self.data)
         return out
+
+
+def seat_sees(to: Sequence[int] | None, seat: int | None) -> bool:
+    """The one visibility rule (RULES.md C4): whether an event addressed ``to`` is in
+    ``seat``'s view. Public events (``to is None``) are in every view, private ones in
+    their seats' views; ``seat=None``, the full view of a replay, sees every event.
+
+    The referee's delivery (:meth:`Event.visible_to`), the replays and the narration of
+    stored events (:func:`referee.history.visible`) all decide with this function.
+    """
+    return seat is None or to is None or seat in to
 
 
 _JSON_NAMES: dict[type, str] = {int: "an integer", float: "a number", str: "a string",
@@ -187,6 +199,8 @@ class Game(ABC):
     option_specs: ClassVar[Mapping[str, Option]]
     action_help: ClassVar[str]
     """A one-line description of the action format, quoted in malformed-action errors."""
+    game_type: ClassVar[GameType]
+    """What the game declares about its views and score (see :mod:`referee.games.meta`)."""
 
     def __init__(
         self,
@@ -260,6 +274,40 @@ class Game(ABC):
     @abstractmethod
     def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
         """The hard maximum of seat decisions in one game (RULES.md gives it per game)."""
+
+    @classmethod
+    @abstractmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        """The most steps (joint actions) one game can last (RULES.md, "Hard bound on length")."""
+
+    @classmethod
+    @abstractmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int | float, int | float]:
+        """The lowest and the highest score a seat can end with, given merged ``options``."""
+
+    @classmethod
+    def game_info(cls, players: int, options: Mapping[str, Any] | None = None) -> GameInfo:
+        """The bounds of one configuration (OpenSpiel's ``GameInfo``), or ConfigError.
+
+        ``options`` are the caller's raw options, checked and merged over the defaults
+        as a game would be created with them.
+        """
+        merged = cls.resolve_options(players, options)
+        low, high = cls.player_range(options or {})
+        allowed = [n for n in range(low, high + 1) if cls._accepts(n, options)]
+        min_score, max_score = cls.score_bounds(players, merged)
+        return GameInfo(cls.id, players, min(allowed), max(allowed),
+                        cls.step_bound(players, merged), cls.decision_bound(players, merged),
+                        min_score, max_score)
+
+    @classmethod
+    def _accepts(cls, players: int, options: Mapping[str, Any] | None) -> bool:
+        """Whether ``options`` can be played by ``players`` (a variant may need its option)."""
+        try:
+            cls.resolve_options(players, options)
+        except ConfigError:
+            return False
+        return True
 
     # ------------------------------------------------------------- the rules
     @abstractmethod

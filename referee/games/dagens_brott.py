@@ -35,6 +35,7 @@ from typing import Any
 from . import dagens_brott_cards as cards
 from .base import Action, Game, clone_json
 from .dagens_brott_cards import ESCAPE, JOKER, POLICE
+from .meta import GameType
 from .rng import GameRandom
 
 PASS = "pass"
@@ -58,6 +59,12 @@ class DagensBrott(Game):
         'an action is "pass", {"lay": CARD_ID}, "police", "no_police", "escape" or "no_escape"'
     )
     option_specs = cards.OPTION_SPECS
+    game_type = GameType(
+        seat_keys=("totals", "crimes_won", "passed", "hand_sizes", "hands"),
+        # RULES.md 3.7: the private part of the observation is the own hand.
+        private_keys=("hand", "seat"),
+        score="the points of the crimes the seat scored, summed over the rounds (RULES.md 3.6)",
+    )
 
     # ---------------------------------------------------------------- options
     @classmethod
@@ -78,6 +85,20 @@ class DagensBrott(Game):
         hand = options["hand_size"][str(players)]
         crimes = len(options["crime_cards"])
         return options["rounds"] * (players * hand + 2 * crimes * players)
+
+    @classmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        # RULES.md 3.9, counting steps: per round at most N*H lays and one pass per seat
+        # per trick, one at a time; per trick one police window (all its seats at once)
+        # and one escape window.
+        hand = options["hand_size"][str(players)]
+        crimes = len(options["crime_cards"])
+        return options["rounds"] * (players * hand + crimes * players + 2 * crimes)
+
+    @classmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int, int]:
+        # RULES.md 3.6, T5: each crime card is scored at most once a round, never negative.
+        return 0, options["rounds"] * sum(c["value"] for c in options["crime_cards"])
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:

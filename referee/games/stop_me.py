@@ -20,6 +20,7 @@ from typing import Any
 
 from .base import Action, Game, Option
 from .errors import ConfigError
+from .meta import GameType
 from .rng import GameRandom
 
 GO = "GO"
@@ -75,6 +76,13 @@ class StopMe(Game):
     max_players = 6
     action_help = 'an action is the string "GO" or "STOP"'
     option_specs = OPTION_SPECS
+    game_type = GameType(
+        seat_keys=("colours", "tokens", "token_values", "hands"),
+        # RULES.md 2.6: the private part of the observation is the own hand and the
+        # own card on each gangster (the table's "mine"); "seat" says who looks.
+        private_keys=("hand", "seat", "table"),
+        score="the total value of the reward tokens the seat won (RULES.md 2.5)",
+    )
 
     # ---------------------------------------------------------------- options
     @classmethod
@@ -121,6 +129,20 @@ class StopMe(Game):
         # arrest that is replaced (the capped one is not); every step asks every seat.
         steps = options["go_cards"] + options["max_failed_arrests_per_round"] - 1
         return cls._round_cap(players, options) * steps * players
+
+    @classmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        # RULES.md 2.8: every step asks every seat, so the steps are the decisions / N.
+        steps = options["go_cards"] + options["max_failed_arrests_per_round"] - 1
+        return cls._round_cap(players, options) * steps
+
+    @classmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int, int]:
+        # RULES.md S2, 2.5: a seat wins tokens of the pool, the first N+2 of the bag.
+        pool = players + 2
+        values = sorted(options["reward_token_bag"])
+        return (sum(min(0, v) for v in values[:pool]),
+                sum(max(0, v) for v in values[len(values) - pool:]))
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:

@@ -1,9 +1,9 @@
 """Stand & Deliver: the game state that the engine and its mixins share.
 
 :class:`~referee.games.stand_and_deliver.StandAndDeliver` is assembled from
-:class:`~referee.games.sad_resolution.ResolutionMixin`,
-:class:`~referee.games.sad_view.ViewMixin` and its own stage machine. All of them
-read and write one set of attributes on the game object; :class:`SadState`
+:class:`~.resolution.ResolutionMixin`, :class:`~.view.ViewMixin` and its own
+stage machine. All of them read and write one set of attributes on the game
+object; :class:`SadState`
 declares them (with their types) and the methods one part calls on another, so
 that each module is type-checked against the real state. It holds no code: the
 attributes are set by ``_setup`` and the stages, the methods are implemented by
@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
-from .base import Game
+from ..base import Game
 
 
 class SadState(Game):
@@ -31,7 +31,7 @@ class SadState(Game):
     peak: int
     """The highest notoriety ever reached (Step 8)."""
     pouch: list[list[tuple[str, int]]]
-    """Per seat: (coin, bag mask when drawn), in :func:`~.sad_resolution.coin_key` order."""
+    """Per seat: (coin, bag mask when drawn), in :func:`~.resolution.coin_key` order."""
     hand: list[list[str]]
     used: list[list[dict[str, Any]]]
     hanged_round: list[int | None]

@@ -32,9 +32,9 @@ without a usable card gets the one-action list ``["none"]``, so the time to its
 next ``act`` tells the others nothing (RULES.md C3, the timing clause).
 
 The module holds setup, the stage machine and the decisions; step 6-8 helpers are
-in :mod:`.sad_resolution`, views and hidden information in :mod:`.sad_view`, the
-encounter step in :mod:`.sad_encounter`, the data and options in :mod:`.sad_data` and
-the declarations of the state they all share in :mod:`.sad_state`.
+in :mod:`.resolution`, views and hidden information in :mod:`.view`, the
+encounter step in :mod:`.encounter`, the data and options in :mod:`.data` and
+the declarations of the state they all share in :mod:`.state`.
 """
 
 from __future__ import annotations
@@ -42,9 +42,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import sad_encounter as enc
-from .base import Action, Game, clone_json
-from .sad_data import (
+from ..base import Action, Game, clone_json
+from ..meta import GameType
+from . import encounter as enc
+from .data import (
     ABILITY_KINDS,
     ACTIVE,
     BRIBE_JUDGE,
@@ -64,9 +65,11 @@ from .sad_data import (
     check_options,
     coach_table,
     decision_bound,
+    score_bounds,
+    step_bound,
 )
-from .sad_resolution import ResolutionMixin
-from .sad_view import ViewMixin
+from .resolution import ResolutionMixin
+from .view import ViewMixin
 
 NONE = "none"
 HORSE = "HORSE"
@@ -89,6 +92,13 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         '{"lucky_charm": "shot"|"redcoat"} or {"keep": ability}'
     )
     option_specs = OPTION_SPECS
+    game_type = GameType(
+        seat_keys=("pouches", "hands"),
+        # RULES.md 4.9: the private part of the observation is "me" (own cards, coins,
+        # peeks) and the pending decision as this seat sees it; "seat" says who looks.
+        private_keys=("decision", "me", "seat"),
+        score="money (copper 1, silver 3, gold 5) for a survivor, 0 for the hanged (RULES.md 4.8)",
+    )
 
     @classmethod
     def check_options(cls, players: int, options: dict[str, Any]) -> None:
@@ -97,6 +107,14 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
     @classmethod
     def decision_bound(cls, players: int, options: Mapping[str, Any]) -> int:
         return decision_bound(players, options)
+
+    @classmethod
+    def step_bound(cls, players: int, options: Mapping[str, Any]) -> int:
+        return step_bound(players, options)
+
+    @classmethod
+    def score_bounds(cls, players: int, options: Mapping[str, Any]) -> tuple[int, int]:
+        return score_bounds(options)
 
     # ------------------------------------------------------------------ setup
     def _setup(self) -> None:

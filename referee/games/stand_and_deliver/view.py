@@ -15,11 +15,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .base import clone_json
-from .rng import GameRandom
-from .sad_data import COIN_BIT, COIN_KINDS, HAZARDS, TOKEN_KINDS
-from .sad_resolution import coin_key
-from .sad_state import SadState
+from ..base import clone_json
+from ..rng import GameRandom
+from .data import COIN_BIT, COIN_KINDS, HAZARDS, TOKEN_KINDS
+from .resolution import coin_key
+from .state import SadState
 
 
 class ViewMixin(SadState):

@@ -1,7 +1,7 @@
 """Stand & Deliver: default component data, options and their checks (RULES.md 4.1-4.2, 4.11).
 
 Everything here is data or a pure function of the options; the engine is
-:mod:`referee.games.stand_and_deliver`. Every count of RULES.md 4.2 is an
+:mod:`referee.games.stand_and_deliver.game`. Every count of RULES.md 4.2 is an
 option with its RULES.md default and tag.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Option
-from .errors import ConfigError
+from ..base import Option
+from ..errors import ConfigError
 
 GAME_ID = "stand-and-deliver"
 
@@ -200,6 +200,27 @@ def decision_bound(players: int, options: Mapping[str, Any]) -> int:
         encounter *= 2
     per_round = n + n + encounter + 3 * n + len(options["ability_at"]) * n
     return options["rounds"] * per_round
+
+
+def step_bound(players: int, options: Mapping[str, Any]) -> int:
+    """RULES.md 4.11 in steps (joint actions), per round, times the rounds.
+
+    D1 <= 1 and D2 = 1 (every seat at once); D3: each step of an encounter removes a
+    player or ends it (4.5, C13), so the coaches' encounters last at most
+    sum(m_k - 1) <= N - 1 steps, doubled by the talk step; D4, D5 and D6 ask one
+    robber at a time, <= N each; D7 <= one per ability threshold per seat.
+    """
+    n = players
+    encounters = (n - 1) * (2 if options["encounter_talk"] else 1)
+    per_round = 1 + 1 + encounters + 3 * n + len(options["ability_at"]) * n
+    return options["rounds"] * per_round
+
+
+def score_bounds(options: Mapping[str, Any]) -> tuple[int, int]:
+    """RULES.md 4.8: a survivor scores its money, the hanged 0; no seat can hold more
+    coins than the supply has (coins are moved, never made)."""
+    values = options["coin_values"]
+    return 0, sum(count * values[coin] for coin, count in options["coins_supply"].items())
 
 
 def coach_table(options: Mapping[str, Any]) -> tuple[list[str], dict[str, dict[str, Any]]]:

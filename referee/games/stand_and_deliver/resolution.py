@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from . import sad_encounter as enc
-from .sad_data import (
+from . import encounter as enc
+from .data import (
     ACTIVE,
     COIN_BIT,
     COIN_KINDS,
@@ -25,7 +25,7 @@ from .sad_data import (
     SILVER,
     TOKEN_KINDS,
 )
-from .sad_state import SadState
+from .state import SadState
 
 _COIN_RANK = {c: i for i, c in enumerate(COIN_KINDS)}
 
