@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 
 from arena.cli_league import db_option
-from leaderboard.store import StoreError
-from leaderboard.web import ReadOnlyStore
+from leaderboard.store import StoreError, StoreReader
 
 from .limits import LimitError, ServeLimits
 from .server import is_loopback, make_server
@@ -22,9 +21,9 @@ from .site import export_html, render
 __all__ = ["ServeLimits", "export_html", "make_server", "register_web", "render"]
 
 
-def _open(db_path: Path) -> ReadOnlyStore:
+def _open(db_path: Path) -> StoreReader:
     try:
-        return ReadOnlyStore(db_path)
+        return StoreReader(db_path)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
 
