@@ -51,7 +51,7 @@ class Store(StoreReader):
             self._conn.execute("PRAGMA foreign_keys = ON")
             version = check(self._conn, self.path, self._tables(), create=self._create)
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                with self.transaction():
+                with self.transaction(f"migrating it to schema {target}"):
                     migrate_to(self._conn, target)
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = NORMAL")
@@ -60,10 +60,11 @@ class Store(StoreReader):
         return SCHEMA_VERSION
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, doing: str = "writing") -> Iterator[None]:
         """One write transaction, taken at once (BEGIN IMMEDIATE), so writers never deadlock.
 
-        Nested, it joins the outer one, which commits or rolls back the whole.
+        Nested, it joins the outer one, which commits or rolls back the whole. ``doing``
+        names the write in a :class:`StoreBusyError` (another writer held the file).
         """
         if self._reading:
             raise RuntimeError("a write transaction inside a snapshot would not hold the "
@@ -78,7 +79,7 @@ class Store(StoreReader):
         try:
             self._conn.execute("BEGIN IMMEDIATE")  # waits up to the busy timeout for writers
         except sqlite3.Error as err:
-            raise self._fail(err, "starting a write") from None
+            raise self._fail(err, doing) from None
         self._depth = 1
         try:
             yield
@@ -90,7 +91,7 @@ class Store(StoreReader):
         try:
             self._conn.execute("COMMIT")
         except sqlite3.Error as err:
-            raise self._fail(err, "committing a write") from None
+            raise self._fail(err, doing) from None
 
     def _insert(self, sql: str, params: Sequence[Any], doing: str) -> int:
         """Run one INSERT (inside a transaction); the new row's id. An IntegrityError (a
@@ -126,7 +127,7 @@ class Store(StoreReader):
             raise StoreError(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} "
                              f"are the built-in bots'")
         doing = f"adding bot {name!r}"
-        with self.transaction():
+        with self.transaction(doing):
             found = self._one("SELECT * FROM bots WHERE name = ? AND hash = ?", (name, digest))
             if found:
                 if found["removed_at"]:
@@ -166,7 +167,7 @@ class Store(StoreReader):
         if gone is not None:
             raise StoreError(f"bot {name!r} was removed already, at {gone['at']}")
         self.bot(name)
-        with self.transaction():
+        with self.transaction(f"removing bot {name!r}"):
             return self._write("UPDATE bots SET removed_at = ? WHERE name = ? AND "
                                "removed_at IS NULL", (now(), name), f"removing bot {name!r}")
 
@@ -181,7 +182,7 @@ class Store(StoreReader):
         """
         check_tournament_name(row["name"])
         doing = f"storing tournament {row['name']!r}"
-        with self.transaction():
+        with self.transaction(doing):
             if self.tournament_exists(row["name"]):
                 raise NameTaken(f"a tournament named {row['name']!r} exists already; "
                                 f"resume it with: arena tournament resume {row['name']}")
@@ -194,19 +195,35 @@ class Store(StoreReader):
                  dumps(row["options"]), dumps(row["settings"]), len(schedule), now()), doing)
             self._write_many("INSERT INTO entrants VALUES (?, ?, ?)",
                              [(tid, i, b) for i, b in enumerate(entrants)], doing)
-            base = self._scalar("SELECT COALESCE(MAX(match_no), 0) FROM schedule")
-            numbers = {m: base + n for n, m in
-                       enumerate(sorted({g["match"] for g in schedule}), 1)}
-            self._write_many(
-                "INSERT INTO schedule (tournament_id, idx, match, deal_group, seed, seating, "
-                "match_no) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(tid, g["idx"], g["match"], g["deal_group"], g["seed"], dumps(g["seating"]),
-                  numbers[g["match"]]) for g in schedule], doing)
+            self._schedule(tid, schedule, doing)
             return tid
+
+    def extend_schedule(self, tournament_id: int,
+                        schedule: Sequence[Mapping[str, Any]]) -> None:
+        """Append scheduled games to a stored tournament, each new match numbered next
+        (``match_no``): how a ladder, which never reaches the end of a schedule, adds the
+        matches it pairs (issue 14 §4). Indices and matches continue the tournament's."""
+        doing = f"scheduling {len(schedule)} more games of tournament {tournament_id}"
+        with self.transaction(doing):
+            self._schedule(tournament_id, schedule, doing)
+            self._write("UPDATE tournaments SET scheduled = scheduled + ?, finished_at = NULL "
+                        "WHERE id = ?", (len(schedule), tournament_id), doing)
+
+    def _schedule(self, tournament_id: int, schedule: Sequence[Mapping[str, Any]],
+                  doing: str) -> None:
+        """Store scheduled games; every match new to the schedule gets the next number."""
+        base = self._scalar("SELECT COALESCE(MAX(match_no), 0) FROM schedule")
+        numbers = {m: base + n for n, m in
+                   enumerate(sorted({g["match"] for g in schedule}), 1)}
+        self._write_many(
+            "INSERT INTO schedule (tournament_id, idx, match, deal_group, seed, seating, "
+            "match_no) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(tournament_id, g["idx"], g["match"], g["deal_group"], g["seed"],
+              dumps(g["seating"]), numbers[g["match"]]) for g in schedule], doing)
 
     def finish_tournament(self, tournament_id: int) -> None:
         """Mark the tournament finished (once)."""
-        with self.transaction():
+        with self.transaction("finishing a tournament"):
             self._write("UPDATE tournaments SET finished_at = ? WHERE id = ? AND "
                         "finished_at IS NULL", (now(), tournament_id), "finishing a tournament")
 
@@ -215,7 +232,7 @@ class Store(StoreReader):
                     record: Mapping[str, Any]) -> int | None:
         """Store one game and its seats in one transaction; None if already stored."""
         doing = f"storing game {scheduled['idx']} of tournament {tournament_id}"
-        with self.transaction():
+        with self.transaction(doing):
             try:
                 game_id = self._insert(
                     "INSERT INTO games (tournament_id, idx, game, seed, deal_group, reason, "
@@ -239,7 +256,7 @@ class Store(StoreReader):
     def record_logs(self, tournament_id: int, match: int, seating: Sequence[int],
                     logs: Mapping[int, str]) -> None:
         """Keep the captured output of each seat of one match (already capped per match)."""
-        with self.transaction():
+        with self.transaction(f"storing the logs of match {match}"):
             self._write_many(
                 "INSERT INTO logs (tournament_id, match, seat, bot_id, stored_at, text) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -252,7 +269,7 @@ class Store(StoreReader):
                            draw_probability: float, order: str = "canonical") -> None:
         """Make ``game``'s leaderboard with this environment and rating order, unless it
         exists."""
-        with self.transaction():
+        with self.transaction(f"making the leaderboard of {game!r}"):
             self._write("INSERT OR IGNORE INTO leaderboards (game, mu, sigma, beta, tau, "
                         "draw_probability, rating_order) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (game, mu, sigma, beta, tau, draw_probability, str(order)),
@@ -265,7 +282,7 @@ class Store(StoreReader):
         the last of them (None: none, after a reset), ``count`` the rated games in all,
         ``reset`` whether the ratings replace every stored one (a rebuild)."""
         doing = f"saving the ratings of {game!r}"
-        with self.transaction():
+        with self.transaction(doing):
             if reset:
                 self._write("DELETE FROM ratings WHERE game = ?", (game,), doing)
                 self._write("UPDATE games SET rated = 0 WHERE game = ?", (game,), doing)
