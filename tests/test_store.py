@@ -147,7 +147,7 @@ def test_the_reader_refuses_a_missing_file_and_never_makes_one(tmp_path: Path) -
 def test_a_reader_does_not_migrate_an_older_database(tmp_path: Path) -> None:
     """A reader reads schema 3 as it is (no match numbers: every leaderboard canonical)."""
     path = tmp_path / "arena.db"
-    store, tid = synthetic(path, [[1, 2, 3], [2, 3, 1]])
+    store, _ = synthetic(path, [[1, 2, 3], [2, 3, 1]])
     board.update(store, "stop-me")
     store.close()
     conn = sqlite3.connect(path)
