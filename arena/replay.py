@@ -42,3 +42,14 @@ def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[dict[st
             yield f"{step:4d}. " + "; ".join(
                 f"seat {s}: {_value(m['action'])} ({m['by']}, {m['ms']:g} ms)"
                 for s, m in sorted(move.items(), key=lambda kv: int(kv[0])))
+
+
+def seat_log(events: Sequence[dict[str, Any]], moves: Sequence[dict[str, Any]],
+             seat: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A stored game's events and moves as ``seat`` may see them: the events it was
+    allowed to see and its own decisions only. Not the steps between them (how many
+    there were tells whether others had a real choice, RULES.md C3); the caller drops
+    the seed too (with it, every hidden card)."""
+    key = str(seat)
+    return ([e for e in events if visible(e, seat)],
+            [{key: m[key]} for m in moves if key in m])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import cgroups, scratch
+from referee import cgroups, scratch, undertaker
 
 from .test_faults import GOOD_BOT, _processes_mentioning, bot_file, processes_mentioning
 
@@ -65,11 +65,18 @@ def _cmdline(pid: int) -> bytes | None:
         return None
 
 
-def _forks(pid: int) -> list[int]:
-    """The children of ``pid`` that are not (yet) a new program, but a copy of it: its
-    supervisors, or the first of the two forks that start its undertaker."""
-    own = _cmdline(pid)
-    return [c for c in _children(pid) if _cmdline(c) == own]
+def _undertakers(pid: int) -> list[int]:
+    """The children of ``pid`` that start its undertaker (the first of two forks, then
+    the undertaker itself, until it is reparented): they are named for it."""
+    found = []
+    for child in _children(pid):
+        try:
+            comm = Path(f"/proc/{child}/comm").read_bytes().strip()
+        except OSError:
+            continue
+        if undertaker.NAME.startswith(comm) and len(comm) >= 15:
+            found.append(child)
+    return found
 
 
 def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -77,7 +84,8 @@ def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0
     (a moment before the bot's cgroups are made)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and referee.poll() is None:
-        if any(c not in _forks(s) for s in _children(referee.pid) for c in _children(s)):
+        if any(c not in _undertakers(s) for s in _children(referee.pid)
+               for c in _children(s)):
             return
         time.sleep(0.0005)
     raise AssertionError("the referee started no bot")
@@ -282,7 +290,7 @@ def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
     gate" (the gate has exec'd the sandbox's command line)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and organiser.poll() is None:
-        forks = _forks(organiser.pid)  # its undertaker's start is not the build's
+        forks = _undertakers(organiser.pid)  # its undertaker's start is not the build's
         for child in _children(organiser.pid):
             cmdline = _cmdline(child)
             if cmdline is None or child in forks:
