@@ -58,8 +58,13 @@ class Connection:
         return set(sqlite_utils.Database(self._conn).table_names())
 
     def _has_column(self, table: str, column: str) -> bool:
-        """Whether ``table`` has ``column`` (a reader does not migrate an older schema)."""
-        return any(r["name"] == column for r in self._rows(f"PRAGMA table_info({table})"))
+        """Whether ``table`` has ``column`` (a reader does not migrate an older schema).
+        Asked once per table: the schema does not change while the file is open (the
+        writer migrates it before its first query)."""
+        columns = self.__dict__.setdefault("_columns", {})
+        if table not in columns:
+            columns[table] = {r["name"] for r in self._rows(f"PRAGMA table_info({table})")}
+        return column in columns[table]
 
     def _rows(self, sql: str, params: Sequence[Any] = (), doing: str = "reading") -> list[
             dict[str, Any]]:
