@@ -88,9 +88,9 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
                            f"({', '.join(unseen)}): use letters, digits and punctuation")
     # The store keeps a bot's files in a folder of its name, and the web export a page of
     # it: on a case-insensitive file system (macOS, Windows) 'Foo' and 'foo' would be one.
-    for row in store.rows("SELECT DISTINCT name FROM bots"):
-        if row["name"] != name and row["name"].casefold() == name.casefold():
-            raise BotSpecError(f"bot name {name!r} differs only in case from {row['name']!r}; "
+    for known in store.bot_names():
+        if known != name and known.casefold() == name.casefold():
+            raise BotSpecError(f"bot name {name!r} differs only in case from {known!r}; "
                                f"their files and pages would be one on a case-insensitive "
                                f"file system: choose another name")
     source = Path(path).expanduser()

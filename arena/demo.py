@@ -54,7 +54,7 @@ def run(store: Store, workers: int | None, games_per_seating: int,
         if seats < GAMES[game].min_players:
             continue
         n = 1
-        while store.one("SELECT 1 AS x FROM tournaments WHERE name = ?", (f"demo-{game}-{n}",)):
+        while store.tournament_exists(f"demo-{game}-{n}"):
             n += 1
         name = f"demo-{game}-{n}"
         tournament.create(store, name=name, game=game, bots=names, seats=seats,

@@ -19,7 +19,7 @@ from typing import Any
 
 from leaderboard import board
 from leaderboard.ratings import Environment
-from leaderboard.store import BUILTIN_KIND, Store, StoreError
+from leaderboard.store import BUILTIN_KIND, Store, StoreError, as_dicts
 from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
@@ -162,7 +162,7 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
     settings = Settings.from_json(t["settings"])
     check_mode(settings.sandbox)
     missing = store.missing_games(t["id"])
-    bots = {r["id"]: r for r in store.rows("SELECT * FROM bots")}
+    bots = {r["id"]: r for r in store.bots(include_removed=True)}
     _require_files([bots[b] for b in sorted({b for row in missing for b in row["seating"]})])
     paths = {bot_id: row["path"] for bot_id, row in bots.items()}
     # The store's names, validated at `arena bot add`, name the log files: never the
@@ -193,9 +193,7 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
         # once, this run's own count stood still at the games it stored, and its progress
         # lines said 2360/4000 with an ETA of minutes when all 4000 were stored (found by
         # review of issue 13 B5).
-        stored = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
-                           (t["id"],))
-        progress.done = (stored or {}).get("n", progress.done)
+        progress.done = store.stored_count(t["id"])
         if game_id is not None and log_dir:  # named by the id arena replay and the web use
             _write_game_log(Path(log_dir), game_id, record.replay_json())
         outstanding.remove(scheduled["idx"])
@@ -246,18 +244,11 @@ def _write_game_log(log_dir: Path, game_id: int, record: dict[str, Any]) -> None
 def summary(store: Store, name: str) -> dict[str, Any]:
     """A tournament's settings, progress and standings among its entrants."""
     t = store.tournament(name)
-    played = store.one("SELECT COUNT(*) AS n, SUM(void) AS void FROM games "
-                       "WHERE tournament_id = ?", (t["id"],)) or {}
-    entrants = store.rows(
-        "SELECT b.name, b.version, COUNT(s.game_id) AS games, "
-        "SUM(s.rank = 1) AS wins, AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults "
-        "FROM entrants e JOIN bots b ON b.id = e.bot_id "
-        "LEFT JOIN games g ON g.tournament_id = e.tournament_id AND g.void = 0 "
-        "LEFT JOIN seats s ON s.game_id = g.id AND s.bot_id = e.bot_id "
-        "WHERE e.tournament_id = ? GROUP BY e.position ORDER BY e.position", (t["id"],))
+    played = store.played(t["id"])
+    entrants = as_dicts(store.entrant_results(t["id"]))  # the one entrants summary
     return {"id": t["id"], "name": t["name"], "game": t["game"], "format": t["format"], "seats": t["seats"],
             "games_per_seating": t["games_per_seating"], "duplicate": bool(t["duplicate"]),
             "seed": t["seed"], "options": t["options"], "settings": t["settings"],
-            "scheduled": t["scheduled"], "played": played.get("n") or 0,
-            "void": played.get("void") or 0, "created_at": t["created_at"],
+            "scheduled": t["scheduled"], "played": played.games,
+            "void": played.void, "created_at": t["created_at"],
             "finished_at": t["finished_at"], "entrants": entrants}

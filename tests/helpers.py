@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def stored_games(db: Path) -> int:
@@ -17,3 +19,18 @@ def stored_games(db: Path) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def sql(store: Any, query: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Rows of a raw query, as dicts, on the store's own connection (so inside its
+    snapshot or transaction). Tests only: no Arena module runs SQL outside
+    ``leaderboard.store`` (issue 14 §1, tests/test_store_boundary.py)."""
+    cursor = store._conn.execute(query, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def sql_one(store: Any, query: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+    """The first row of :func:`sql`, or None."""
+    found = sql(store, query, params)
+    return found[0] if found else None

@@ -26,6 +26,7 @@ from referee.match import play_match
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import probe
 
+from .helpers import sql
 from .test_faults import FAST, GOOD_BOT, HOSTILE
 
 pytestmark = pytest.mark.skipif(
@@ -69,7 +70,7 @@ def add_refused(tmp_path: Path, folder: Path, *words: str, seconds: float = 60) 
             botstore.add_bot(store, "x", str(folder), sandbox="required")
         for word in words:
             assert word in str(raised.value)
-        assert store.rows("SELECT * FROM bots") == []
+        assert sql(store, "SELECT * FROM bots") == []
     finally:
         store.close()
     stored = botstore.store_folder(db)
@@ -342,7 +343,7 @@ def test_a_store_name_with_a_control_or_invisible_character_is_refused(
     try:
         with pytest.raises(BotSpecError, match="control or invisible character"):
             botstore.add_bot(store, name, str(folder), sandbox="required")
-        assert store.rows("SELECT * FROM bots") == []
+        assert sql(store, "SELECT * FROM bots") == []
     finally:
         store.close()
     stored = botstore.store_folder(db)

@@ -29,10 +29,11 @@ import trueskill
 from arena import botstore, tournament
 from arena.schedule import ScheduleError, make_schedule
 from leaderboard import board
-from leaderboard.store import Store, StoreError
+from leaderboard.store import SCHEMA_VERSION, Store, StoreError
+from leaderboard.stream import Ratings
 from referee.records import GameRecord, validate
 
-from .helpers import stored_games
+from .helpers import sql, sql_one, stored_games
 from .test_faults import processes_mentioning
 
 ROOT = Path(__file__).parent.parent
@@ -150,14 +151,14 @@ def test_a_bot_that_fails_its_handshake_is_not_added(db: Path, tmp_path: Path) -
 # ----------------------------------------------------------------- tournaments
 def direct_ratings(store: Store, game: str) -> dict[str, tuple[float, float]]:
     """The leaderboard recomputed here with the trueskill package alone."""
-    env_row = store.one("SELECT * FROM leaderboards WHERE game = ?", (game,))
+    env_row = sql_one(store, "SELECT * FROM leaderboards WHERE game = ?", (game,))
     env = trueskill.TrueSkill(mu=env_row["mu"], sigma=env_row["sigma"], beta=env_row["beta"],
                               tau=env_row["tau"], draw_probability=env_row["draw_probability"])
     ratings: dict[str, trueskill.Rating] = {}
-    games = store.rows("SELECT id FROM games WHERE game = ? AND void = 0 "
+    games = sql(store, "SELECT id FROM games WHERE game = ? AND void = 0 "
                        "ORDER BY tournament_id, idx", (game,))
     for g in games:
-        seats = store.rows("SELECT b.name || '@' || b.version AS who, s.rank FROM seats s "
+        seats = sql(store, "SELECT b.name || '@' || b.version AS who, s.rank FROM seats s "
                            "JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? ORDER BY s.seat",
                            (g["id"],))
         groups = [(ratings.get(s["who"], env.create_rating()),) for s in seats]
@@ -179,8 +180,8 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "t1: 6 of 6 games played" in out.stdout
     store = Store(db, create=False)
-    assert store.one("SELECT COUNT(*) AS n FROM games")["n"] == 6
-    groups = store.rows("SELECT deal_group, COUNT(DISTINCT seed) AS seeds, COUNT(*) AS n "
+    assert sql_one(store, "SELECT COUNT(*) AS n FROM games")["n"] == 6
+    groups = sql(store, "SELECT deal_group, COUNT(DISTINCT seed) AS seeds, COUNT(*) AS n "
                         "FROM games GROUP BY deal_group")
     assert [(g["seeds"], g["n"]) for g in groups] == [(1, 3), (1, 3)]
     before = stored_ratings(store, "stop-me")
@@ -204,7 +205,7 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
     assert "decisions:" in replay.stdout and "seat 0:" not in replay.stdout.split(
         "decisions:")[1]
     full = json.loads(arena("replay", str(results[0]["id"]), "--json", db=db).stdout)
-    steps = Store(db, create=False).one("SELECT steps FROM games WHERE id = ?",
+    steps = sql_one(Store(db, create=False), "SELECT steps FROM games WHERE id = ?",
                                         (results[0]["id"],))["steps"]
     assert len(full["moves"]) == steps > 0
     assert all(m["by"] == "bot" for move in full["moves"] for m in move.values())
@@ -243,10 +244,10 @@ def test_resume_after_kill_9_counts_every_game_exactly_once(registered: Path) ->
     assert processes_mentioning(str(db)) == []
     store = Store(db, create=False)
     t = store.tournament("crashy")
-    idx = [r["idx"] for r in store.rows("SELECT idx FROM games WHERE tournament_id = ?",
+    idx = [r["idx"] for r in sql(store, "SELECT idx FROM games WHERE tournament_id = ?",
                                         (t["id"],))]
     assert sorted(idx) == list(range(t["scheduled"]))  # none lost, none twice
-    assert store.one("SELECT COUNT(*) AS n FROM seats")["n"] == 3 * t["scheduled"]
+    assert sql_one(store, "SELECT COUNT(*) AS n FROM seats")["n"] == 3 * t["scheduled"]
     ratings = stored_ratings(store, "stop-me")
     board.rebuild(store, "stop-me")
     assert stored_ratings(store, "stop-me") == ratings
@@ -397,7 +398,7 @@ def test_a_removed_bot_enters_no_new_tournament_even_by_version(db: Path) -> Non
     for spec, message in (("s", "no bot 's'"), ("s@1", "'s@1' was removed")):
         with pytest.raises(StoreError, match=message):
             tournament.create(store, name=f"with-{spec}", bots=["r", spec], **kwargs)
-    assert store.rows("SELECT * FROM tournaments") == []
+    assert sql(store, "SELECT * FROM tournaments") == []
     store.close()
 
 
@@ -450,12 +451,18 @@ def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
     conn = sqlite3.connect(db)  # make it a schema-1 database, as an older Arena left it
     conn.execute("ALTER TABLE games DROP COLUMN moves")
     conn.execute("DROP TABLE logs")
+    conn.execute("DROP INDEX schedule_by_match_no")  # and what schema 4 added
+    for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
+                          ("leaderboards", "rated_match_no")):
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
     store = Store(db)
-    assert store.one("SELECT value FROM meta WHERE key = 'schema_version'")["value"] == "3"
-    assert "moves" in store.db["games"].columns_dict and "logs" in store.db.table_names()
+    assert sql_one(store, "SELECT value FROM meta WHERE key = 'schema_version'")["value"] == str(
+        SCHEMA_VERSION)
+    assert {r["name"] for r in sql(store, "PRAGMA table_info(games)")} >= {"moves"}
+    assert sql_one(store, "SELECT name FROM sqlite_master WHERE name = 'logs'")
     assert [b["name"] for b in store.bots()] == ["r"]
     store.close()
 
@@ -616,8 +623,8 @@ def test_organisers_rating_at_the_same_moment_count_every_game_once(db: Path) ->
             barrier.wait(timeout=30)  # go: all four update at once
             barrier.wait(timeout=30)  # all done
             played = (r + 1) * per_round
-            seats = store.one("SELECT SUM(games) AS n FROM ratings")["n"]
-            assert (seats, store.one("SELECT rated_games AS n FROM leaderboards")["n"]) == (
+            seats = sql_one(store, "SELECT SUM(games) AS n FROM ratings")["n"]
+            assert (seats, sql_one(store, "SELECT rated_games AS n FROM leaderboards")["n"]) == (
                 3 * played, played), f"round {r}"
     finally:
         stop.set()
@@ -646,14 +653,14 @@ def _synthetic_game(store: Store, tid: int, row: dict[str, Any], ranks: list[int
 
 def _slow_rebuild(db: Path, computing: Any) -> None:
     """A rebuild whose computation takes a while (0.1 s a game), saying when it started."""
-    apply = board._apply
+    apply = Ratings.apply
 
-    def slow(*args: Any) -> None:
+    def slow(*args: Any) -> Any:
         computing.set()
         time.sleep(0.1)
-        apply(*args)
+        return apply(*args)
 
-    board._apply = slow  # type: ignore[assignment]  # in this forked process only
+    Ratings.apply = slow  # type: ignore[method-assign]  # in this forked process only
     board.rebuild(Store(db), "stop-me")
 
 
@@ -684,8 +691,8 @@ def test_a_rebuild_blocks_no_writer_and_starts_over_when_one_rates(db: Path) -> 
     assert rebuilding.is_alive(), "the writer waited for the whole rebuild"
     rebuilding.join(60)
     assert rebuilding.exitcode == 0
-    assert store.one("SELECT rated_games AS n FROM leaderboards")["n"] == 21
-    assert store.one("SELECT SUM(games) AS n FROM ratings")["n"] == 63
+    assert sql_one(store, "SELECT rated_games AS n FROM leaderboards")["n"] == 21
+    assert sql_one(store, "SELECT SUM(games) AS n FROM ratings")["n"] == 63
     ratings = stored_ratings(store, "stop-me")
     board.rebuild(store, "stop-me")
     assert stored_ratings(store, "stop-me") == ratings  # bit for bit
@@ -712,9 +719,9 @@ def test_two_organisers_resuming_at_once_store_each_game_once(registered: Path) 
         assert "Traceback" not in err
         assert "both: 9 of 9 games played" in out
     store = Store(registered, create=False)
-    idx = [r["idx"] for r in store.rows("SELECT idx FROM games")]
+    idx = [r["idx"] for r in sql(store, "SELECT idx FROM games")]
     assert sorted(idx) == list(range(9))
-    assert store.one("SELECT COUNT(*) AS n FROM seats")["n"] == 27
+    assert sql_one(store, "SELECT COUNT(*) AS n FROM seats")["n"] == 27
     assert store.tournament("both")["finished_at"]
     ratings = stored_ratings(store, "stop-me")
     assert sum(r["games"] for r in board.standings(store, "stop-me")) == 27
@@ -753,5 +760,5 @@ def test_a_write_inside_a_snapshot_is_refused(db: Path) -> None:
             store.transaction():
         pass
     with store.transaction(), store.snapshot():  # a read inside a write joins it
-        assert store.one("SELECT COUNT(*) AS n FROM bots") == {"n": 0}
+        assert sql_one(store, "SELECT COUNT(*) AS n FROM bots") == {"n": 0}
     store.close()

@@ -34,8 +34,7 @@ import pytest
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
 from arena.web import make_server
-from leaderboard.store import Store
-from leaderboard.web import ReadOnlyStore
+from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
 ROOT = Path(__file__).parent.parent
@@ -255,7 +254,7 @@ def test_every_page_loads_offline_and_phone_ready(base: str, db: Path) -> None:
 def test_replays_of_odd_rows_explain_themselves(db: Path) -> None:
     from arena.web.replay import load, rebuild, replay_page
 
-    store = ReadOnlyStore(db)
+    store = StoreReader(db)
     try:
         row = load(store, known_game(db))
         old = {**row, "moves": "[]"}  # a game stored before moves were kept
@@ -392,9 +391,9 @@ def test_the_server_refuses_to_change_anything(base: str) -> None:
 
 
 def test_the_store_is_opened_read_only(db: Path) -> None:
-    store = ReadOnlyStore(db)
+    store = StoreReader(db)
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
-        store.db.execute("CREATE TABLE intruder (x)")
+        store._conn.execute("CREATE TABLE intruder (x)")
     store.close()
 
 

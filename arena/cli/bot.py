@@ -10,7 +10,7 @@ import click
 
 from arena import botcheck, botstore, report
 from leaderboard import views
-from leaderboard.store import BUILTIN_PREFIX
+from leaderboard.store import BUILTIN_PREFIX, as_dicts
 from referee.errors import RefereeError
 from referee.games import GameError
 from referee.match import Clocks
@@ -100,15 +100,10 @@ def bot_show(name: str, db_path: Path, as_json: bool) -> None:
     """Show a bot: its versions and its record in every game."""
     with opened(db_path) as store:
         # Removed versions too: their results stay, and this is where one looks them up.
-        versions = store.rows("SELECT * FROM bots WHERE name = ? ORDER BY version", (name,))
+        versions = as_dicts(store.bot_versions(name))
         if not versions:
             store.bot(name)  # the store's own error: no such bot, and which there are
-        record = store.rows(
-            "SELECT g.game, b.version, COUNT(*) AS games, SUM(s.rank = 1) AS wins, "
-            "AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults FROM seats s "
-            "JOIN games g ON g.id = s.game_id JOIN bots b ON b.id = s.bot_id "
-            "WHERE b.name = ? AND g.void = 0 GROUP BY g.game, b.version "
-            "ORDER BY g.game, b.version", (name,))
+        record = as_dicts(store.bot_record(name))
     if as_json:
         echo_json({"name": name, "versions": versions, "record": record})
         return

@@ -98,5 +98,5 @@ def known_bot(store: Store, name: str, version: int | None = None) -> None:
     """StoreError unless bot ``name`` (version ``version``) exists, removed ones included."""
     if version is not None:
         store.bot(name, version)
-    elif store.one("SELECT 1 AS x FROM bots WHERE name = ?", (name,)) is None:
+    elif not store.bot_exists(name):
         store.bot(name)  # the store's own error: no such bot, and which there are

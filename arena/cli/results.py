@@ -103,26 +103,24 @@ def results(game: str, tournament_key: str | None, bot_spec: str | None,
 def replay(game_id: int, seat: int | None, db_path: Path, as_json: bool) -> None:
     """The stored event log of one game (GAME_ID from `arena results`), narrated."""
     with opened(db_path) as store:
-        row = store.one("SELECT g.*, t.name AS tournament FROM games g JOIN tournaments t "
-                        "ON t.id = g.tournament_id WHERE g.id = ?", (game_id,))
+        row = store.stored_game(game_id)
         if row is None:
             raise click.ClickException(f"no game with id {game_id}; see arena results")
-        seats = store.rows("SELECT s.seat, b.name AS bot, b.version, s.rank, s.status "
-                           "FROM seats s JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? "
-                           "ORDER BY s.seat", (game_id,))
+        seats = [{"seat": s.seat, "bot": s.bot, "version": s.version, "rank": s.rank,
+                  "status": s.status} for s in store.game_seats(game_id)]
     if seat is not None and seat >= len(seats):
         raise click.BadParameter(f"game {game_id} has seats 0..{len(seats) - 1}",
                                  param_hint="--seat")
-    events = json.loads(row["events"])
-    moves = json.loads(row["moves"])
-    seed: int | None = row["seed"]
+    events = json.loads(row.events)
+    moves = json.loads(row.moves)
+    seed: int | None = row.seed
     if seat is not None:
         events, moves = seat_log(events, moves, seat)
         seed = None  # with it, every hidden card (RULES.md C3)
     if as_json:
-        echo_json({"id": game_id, "game": row["game"], "tournament": row["tournament"],
+        echo_json({"id": game_id, "game": row.game, "tournament": row.tournament,
                    "seed": seed, "seats": seats, "seat": seat, "events": events,
                    "moves": moves})
     else:
-        for line in narrate(row["game"], seats, events, seat, moves):
+        for line in narrate(row.game, seats, events, seat, moves):
             click.echo(line)

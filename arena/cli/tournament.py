@@ -188,9 +188,8 @@ def demo_command(db_path: Path, workers: int | None, games_per_seating: int) -> 
 
 
 def _next_name(store: Store, game: str) -> str:
-    count = store.one("SELECT COUNT(*) AS n FROM tournaments WHERE game = ?", (game,))
-    n = (count or {}).get("n", 0) + 1
-    while store.one("SELECT 1 AS x FROM tournaments WHERE name = ?", (f"{game}-{n}",)):
+    n = store.tournament_count(game) + 1
+    while store.tournament_exists(f"{game}-{n}"):
         n += 1
     return f"{game}-{n}"
 
@@ -199,10 +198,8 @@ def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
          progress_every: float = progress.EVERY_S, standings: bool = True) -> None:
     t = store.tournament(name)
     name = t["name"]  # it may have been given by its id
-    done = store.one("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
-                     (t["id"],))
     try:
-        with progress.reporter(name, t["scheduled"], (done or {}).get("n", 0),
+        with progress.reporter(name, t["scheduled"], store.stored_count(t["id"]),
                                views.console(), progress_every) as report:
 
             def show(now: tournament.Progress) -> None:

@@ -8,15 +8,14 @@ from pathlib import Path
 import click
 
 from arena.web import LimitError, ServeLimits, export_html, is_loopback, make_server
-from leaderboard.store import StoreError
-from leaderboard.web import ReadOnlyStore
+from leaderboard.store import StoreError, StoreReader
 
 from .options import db_option
 
 
-def _open(db_path: Path) -> ReadOnlyStore:
+def _open(db_path: Path) -> StoreReader:
     try:
-        return ReadOnlyStore(db_path)
+        return StoreReader(db_path)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from leaderboard.store import Store
+from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.data import boards, not_found
 from leaderboard.web.layout import esc, link, num, page, status
 from referee.games import GAMES
@@ -54,17 +54,14 @@ class Rebuilt:
     notes: list[str] = field(default_factory=list)
 
 
-def load(store: Store, game_id: int) -> dict[str, Any]:
+def load(store: StoreReader, game_id: int) -> dict[str, Any]:
     """A stored game with its tournament and seats, or a 404."""
-    row = store.one("SELECT g.*, t.name AS tournament, t.options AS options FROM games g "
-                    "JOIN tournaments t ON t.id = g.tournament_id WHERE g.id = ?", (game_id,))
-    if row is None:
+    found = store.stored_game(game_id)
+    if found is None:
         raise not_found(f"There is no game with id {game_id}; the tournament pages list "
                         "every game played.")
-    row["seat_rows"] = store.rows(
-        "SELECT s.seat, b.name AS bot, b.version, s.rank, s.score, s.status, s.time_ms, "
-        "s.asked FROM seats s JOIN bots b ON b.id = s.bot_id WHERE s.game_id = ? "
-        "ORDER BY s.seat", (game_id,))
+    row = asdict(found)
+    row["seat_rows"] = as_dicts(store.game_seats(game_id))
     return row
 
 
@@ -147,7 +144,7 @@ def replay_file(game_id: int, seat: int | None) -> str:
     return f"{game_id}" if seat is None else f"{game_id}-seat{seat}"
 
 
-def replay_page(store: Store, rebuilt: Rebuilt, seat: int | None) -> str:
+def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
     """The replay viewer page of one perspective."""
     row, seats = rebuilt.row, rebuilt.seats
     if seat is not None and not 0 <= seat < len(seats):

@@ -22,8 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from leaderboard.store import StoreError
-from leaderboard.web import ReadOnlyStore, error_page, is_busy
+from leaderboard.store import StoreBusyError, StoreError, StoreReader
+from leaderboard.web import error_page
 
 from .limits import (
     HEAD_BYTES,
@@ -221,10 +221,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _render(self, segments: list[str]) -> tuple[int, str]:
         try:
-            store = ReadOnlyStore(self.server.db_path, self.server.busy_timeout_s)
+            store = StoreReader(self.server.db_path, self.server.busy_timeout_s)
         except StoreError as err:
             message = ("The database is busy (a tournament is writing to it); try again in a "
-                       "moment." if is_busy(err) else f"The database cannot be read now: {err}")
+                       "moment." if isinstance(err, StoreBusyError)
+                       else f"The database cannot be read now: {err}")
             return 503, error_page(503, message, root_of(segments))
         try:
             return render(store, segments)

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from leaderboard.store import Store, StoreError
+from leaderboard.store import StoreBusyError, StoreError, StoreReader
 from leaderboard.web import (
     PageError,
     bad_request,
@@ -29,7 +29,6 @@ from leaderboard.web import (
     error_page,
     head_to_head_page,
     index_page,
-    is_busy,
     leaderboard_page,
     not_found,
     tournament_page,
@@ -51,7 +50,7 @@ def root_of(segments: list[str]) -> str:
     return "../" * max(0, len(segments) - 1)
 
 
-def _replay(store: Store, key: str) -> str:
+def _replay(store: StoreReader, key: str) -> str:
     match = _REPLAY.fullmatch(key)
     if not match:
         raise bad_request(f"{key!r} is not a replay: replays are named by game id, as "
@@ -64,28 +63,28 @@ def _replay(store: Store, key: str) -> str:
     return replay_page(store, rebuild(row, [seat]), seat)
 
 
-def _tournament(store: Store, key: str) -> str:
+def _tournament(store: StoreReader, key: str) -> str:
     """A tournament's page by its id or, served, by its name (issue 13 B6: the names
     `arena tournament list` shows work here too; a name is never all digits)."""
     if _NUMBER.fullmatch(key):
         return tournament_page(store, int(key))
-    row = store.one("SELECT id FROM tournaments WHERE name = ?", (key,))
-    if row is None:
+    found = store.tournament_id(key)
+    if found is None:
         raise not_found(f"There is no tournament named {key!r}; the tournaments page links "
                         "every one, by its id (tournament/1.html) or its name.")
-    return tournament_page(store, row["id"])
+    return tournament_page(store, found)
 
 
-def _bot(store: Store, key: str) -> str:
+def _bot(store: StoreReader, key: str) -> str:
     """A bot's page by its file name: the bot's name, or page_path's shortening of a long one."""
     if "@" in key:  # bot names hold no "@": the shortened file name of a long name (page_path)
-        for row in store.rows("SELECT DISTINCT name FROM bots"):
-            if page_key_matches("bot", row["name"], key):
-                return bot_page(store, row["name"])
+        for name in store.bot_names():
+            if page_key_matches("bot", name, key):
+                return bot_page(store, name)
     return bot_page(store, key)
 
 
-_PAGES: dict[str, Callable[[Store, str], str]] = {
+_PAGES: dict[str, Callable[[StoreReader, str], str]] = {
     "leaderboard": leaderboard_page,
     "head-to-head": head_to_head_page,
     "bot": _bot,
@@ -94,7 +93,7 @@ _PAGES: dict[str, Callable[[Store, str], str]] = {
 }
 
 
-def page_for(store: Store, segments: list[str]) -> str:
+def page_for(store: StoreReader, segments: list[str]) -> str:
     """The page at a path (its decoded segments), or PageError."""
     if segments in ([], [""], ["index.html"]):
         return index_page(store)
@@ -106,17 +105,17 @@ def page_for(store: Store, segments: list[str]) -> str:
     raise not_found("There is no page at this address; the start page links every page.")
 
 
-def render(store: Store, segments: list[str]) -> tuple[int, str]:
+def render(store: StoreReader, segments: list[str]) -> tuple[int, str]:
     """(HTTP status, HTML) for a path: the page, or a clear error page, never a traceback."""
     root = root_of(segments)
     try:
         return 200, page_for(store, segments)
     except PageError as err:
         return err.status, error_page(err.status, err.message, root, _games(store))
+    except StoreBusyError:
+        return 503, error_page(503, "The database is busy (a tournament is writing to it); "
+                               "try again in a moment.", root)
     except StoreError as err:
-        if is_busy(err):
-            return 503, error_page(503, "The database is busy (a tournament is writing to it); "
-                                   "try again in a moment.", root)
         return 503, error_page(503, f"The database cannot be read now: {err}", root)
     except Exception:  # the visitor gets a sentence, the log the details
         log.exception("error while making the page /%s", "/".join(segments))
@@ -124,14 +123,14 @@ def render(store: Store, segments: list[str]) -> tuple[int, str]:
                                "server's log has the details.", root, _games(store))
 
 
-def _games(store: Store) -> list[str]:
+def _games(store: StoreReader) -> list[str]:
     try:
         return boards(store)
     except Exception:  # noqa: BLE001 - only the navigation bar is lost
         return []
 
 
-def export_html(store: Store, directory: str | Path,
+def export_html(store: StoreReader, directory: str | Path,
                 progress: Callable[[str], None] | None = None) -> int:
     """Write every page under ``directory`` (links relative: open index.html from disk);
     returns the number of pages written."""
@@ -154,15 +153,15 @@ def export_html(store: Store, directory: str | Path,
     for game in boards(store):
         write(f"leaderboard/{game}.html", leaderboard_page(store, game))
         write(f"head-to-head/{game}.html", head_to_head_page(store, game))
-    for row in store.rows("SELECT DISTINCT name FROM bots ORDER BY name"):
-        write("/".join(page_path("bot", row["name"])), bot_page(store, row["name"]))
-    for row in store.rows("SELECT id FROM tournaments ORDER BY id"):
-        write(f"tournament/{row['id']}.html", tournament_page(store, row["id"]))
-    for row in store.rows("SELECT id FROM games ORDER BY id"):
-        stored = load(store, row["id"])
+    for name in store.bot_names():
+        write("/".join(page_path("bot", name)), bot_page(store, name))
+    for tid in store.tournament_ids():
+        write(f"tournament/{tid}.html", tournament_page(store, tid))
+    for game_id in store.game_ids():
+        stored = load(store, game_id)
         seats: list[int | None] = [None, *range(len(stored["seat_rows"]))]
         rebuilt = rebuild(stored, seats)
         for seat in seats:
-            write(f"replay/{replay_file(row['id'], seat)}.html",
+            write(f"replay/{replay_file(game_id, seat)}.html",
                   replay_page(store, rebuilt, seat))
     return count

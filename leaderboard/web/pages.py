@@ -7,18 +7,19 @@ The replay page needs the game engines, so it lives in :mod:`arena.web.replay`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from .. import board
-from ..store import Store
+from ..store import StoreReader, as_dicts
 from .chart import Series, line_chart
 from .data import boards, head_to_head, not_found, rating_history, require_board, tournaments
 from .layout import esc, href, link, num, page, progress, status, table, when
 
 UP = "../"  # pages in a folder (leaderboard/, bot/, ...) reach the root through this
 FAULT_ROWS = 200
+RECENT_ROWS = 20
 GAME_ROWS = 2000
 
 
@@ -30,7 +31,7 @@ def _replay_link(root: str, game_id: int, text: Any = None) -> str:
     return link(root, "replay", game_id, f"#{game_id}" if text is None else text)
 
 
-def index_page(store: Store) -> str:
+def index_page(store: StoreReader) -> str:
     """The start page: every leaderboard's top five, the bots, the latest tournaments."""
     games = boards(store)
     cards = []
@@ -44,14 +45,11 @@ def index_page(store: Store) -> str:
         cards.append(f'<section class="card"><h2>{link("", "leaderboard", game, game)}</h2>'
                      f'{body}<p>{link("", "leaderboard", game, "full leaderboard")} · '
                      f'{link("", "head-to-head", game, "head-to-head")}</p></section>')
-    bots = store.rows("SELECT name, COUNT(*) AS versions, MAX(version) AS newest, "
-                      "MIN(removed_at IS NOT NULL) AS removed FROM bots GROUP BY name "
-                      "ORDER BY name")
     bot_list = " ".join(
-        f'<span class="chip">{link("", "bot", b["name"], b["name"])}'
-        f'{" v" + str(b["newest"]) if b["versions"] > 1 else ""}'
-        f'{" (removed)" if b["removed"] else ""}</span>' for b in bots)
-    recent = tournaments(store)[:5]
+        f'<span class="chip">{link("", "bot", b.name, b.name)}'
+        f'{" v" + str(b.newest) if b.versions > 1 else ""}'
+        f'{" (removed)" if b.removed else ""}</span>' for b in store.bot_name_summaries())
+    recent = as_dicts(tournaments(store)[:5])
     body = ('<h1>Arena</h1><p class="lead">Leaderboards, bots, tournaments and replays of '
             "this arena database.</p>"
             + (f'<div class="cards">{"".join(cards)}</div>' if cards else
@@ -62,14 +60,14 @@ def index_page(store: Store) -> str:
     return page("Arena", body, "", games)
 
 
-def leaderboard_page(store: Store, game: str) -> str:
+def leaderboard_page(store: StoreReader, game: str) -> str:
     """One game's leaderboard, best first by mu − 3σ, as ``arena leaderboard GAME`` shows it."""
     state = require_board(store, game)
     rows = board.standings(store, game)
-    env = {k: state[k] for k in ("mu", "sigma", "beta", "tau", "draw_probability")}
+    env = {k: getattr(state, k) for k in ("mu", "sigma", "beta", "tau", "draw_probability")}
     body = (f"<h1>Leaderboard: {esc(game)}</h1>"
             f'<p class="lead">TrueSkill ratings of every bot version, sorted by the conservative '
-            f"rating mu − 3σ; {state['rated_games']} rated games.</p>"
+            f"rating mu − 3σ; {state.rated_games} rated games.</p>"
             + table(rows, [
                 ("rank", "#", None), ("bot", "bot", lambda r: _bot_link(UP, r)),
                 ("version", "version", None), ("mu", "mu", lambda r: num(r["mu"])),
@@ -89,21 +87,21 @@ def leaderboard_page(store: Store, game: str) -> str:
     return page(f"Leaderboard {game}", body, UP, boards(store))
 
 
-def head_to_head_page(store: Store, game: str) -> str:
+def head_to_head_page(store: StoreReader, game: str) -> str:
     """How often each bot version finished strictly ahead of each other one, in ``game``."""
     require_board(store, game)
     players, pairs = head_to_head(store, game)
-    names = [f"{p['name']}@{p['version']}" for p in players]
-    head = "".join(f'<th scope="col">{link(UP, "bot", p["name"], n)}</th>'
+    names = [f"{p.name}@{p.version}" for p in players]
+    head = "".join(f'<th scope="col">{link(UP, "bot", p.name, n)}</th>'
                    for p, n in zip(players, names, strict=True))
     lines = []
     for a, a_name in zip(players, names, strict=True):
         cells = []
         for b in players:
-            if a["id"] == b["id"]:
+            if a.id == b.id:
                 cells.append('<td class="h2h muted">—</td>')
                 continue
-            ahead, games = pairs.get((a["id"], b["id"]), (0, 0))
+            ahead, games = pairs.get((a.id, b.id), (0, 0))
             if not games:
                 cells.append('<td class="h2h muted" data-games="0">·</td>')
                 continue
@@ -114,7 +112,7 @@ def head_to_head_page(store: Store, game: str) -> str:
                          f'data-games="{games}" title="{esc(a_name)} ahead of '
                          f'{esc(names[players.index(b)])} in {ahead} of {games} games">'
                          f"{round(100 * share)}%<small>{ahead}/{games}</small></td>")
-        lines.append(f'<tr><th scope="row">{link(UP, "bot", a["name"], a_name)}</th>'
+        lines.append(f'<tr><th scope="row">{link(UP, "bot", a.name, a_name)}</th>'
                      f"{''.join(cells)}</tr>")
     grid = (f'<div class="scroll"><table id="head-to-head"><thead><tr><th>ahead of →</th>{head}'
             f"</tr></thead><tbody>{''.join(lines)}</tbody></table></div>" if players else
@@ -127,13 +125,12 @@ def head_to_head_page(store: Store, game: str) -> str:
     return page(f"Head-to-head {game}", body, UP, boards(store))
 
 
-def bot_page(store: Store, name: str) -> str:
+def bot_page(store: StoreReader, name: str) -> str:
     """A bot: its versions, rating history per game, results by seat, faults, recent games."""
-    versions = store.rows("SELECT * FROM bots WHERE name = ? ORDER BY version", (name,))
+    versions = as_dicts(store.bot_versions(name))
     if not versions:
         raise not_found(f"There is no bot named {name!r}.")
-    ids = {v["id"]: v["version"] for v in versions}
-    marks = ",".join("?" * len(ids))
+    ids = [v["id"] for v in versions]
     parts = [f"<h1>Bot {esc(name)}</h1>", "<h2>Versions</h2>", table(versions, [
         ("version", "version", None), ("kind", "kind", None),
         ("hash", "content hash", lambda r: f"<code>{esc(r['hash'][:16])}</code>"),
@@ -141,10 +138,7 @@ def bot_page(store: Store, name: str) -> str:
         ("removed_at", "state", lambda r: "removed " + when(r["removed_at"]) if r["removed_at"]
          else '<span class="status-ok">active</span>')], numeric=("version",),
         table_id="versions")]
-    ratings = store.rows(
-        f"SELECT r.*, b.version, r.mu - 3 * r.sigma AS conservative FROM ratings r "
-        f"JOIN bots b ON b.id = r.bot_id WHERE r.bot_id IN ({marks}) "
-        f"ORDER BY r.game, b.version", list(ids))
+    ratings = as_dicts(store.bot_ratings(ids))
     parts.append("<h2>Ratings</h2>")
     if not ratings:
         parts.append('<p class="muted">No rated games yet.</p>')
@@ -176,13 +170,7 @@ def bot_page(store: Store, name: str) -> str:
                 numeric=("version", "place", "mu", "sigma", "conservative", "games", "wins",
                          "faults"))
             + chart + "</section>")
-    by_seat = store.rows(
-        f"SELECT g.game, b.version, s.seat, COUNT(*) AS games, SUM(s.rank = 1) AS wins, "
-        f"AVG(s.rank) AS mean_rank, AVG(s.score) AS mean_score, SUM(s.status != 'ok') AS faults, "
-        f"CASE WHEN SUM(s.asked) > 0 THEN CAST(SUM(s.time_ms) AS REAL) / SUM(s.asked) END AS ms "
-        f"FROM seats s JOIN games g ON g.id = s.game_id JOIN bots b ON b.id = s.bot_id "
-        f"WHERE s.bot_id IN ({marks}) AND g.void = 0 GROUP BY g.game, b.version, s.seat "
-        f"ORDER BY g.game, b.version, s.seat", list(ids))
+    by_seat = as_dicts(store.seat_records(ids))
     parts += ["<h2>Results by seat</h2>", table(by_seat, [
         ("game", "game", lambda r: link(UP, "leaderboard", r["game"], r["game"])),
         ("version", "version", None), ("seat", "seat", None), ("games", "games", None),
@@ -192,13 +180,9 @@ def bot_page(store: Store, name: str) -> str:
         ("ms", "ms per decision", lambda r: num(r["ms"], 1))],
         numeric=("version", "seat", "games", "wins", "mean_rank", "mean_score", "faults", "ms"),
         table_id="by-seat", empty="No games yet.")]
-    parts.append(_faults(store, ids, marks))
-    parts.append(_logs(store, ids, marks))
-    recent = store.rows(
-        f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, s.rank, "
-        f"s.score, s.status, g.finished_at FROM seats s JOIN games g ON g.id = s.game_id "
-        f"JOIN tournaments t ON t.id = g.tournament_id JOIN bots b ON b.id = s.bot_id "
-        f"WHERE s.bot_id IN ({marks}) ORDER BY g.id DESC LIMIT 20", list(ids))
+    parts.append(_faults(store, ids))
+    parts.append(_logs(store, ids))
+    recent = as_dicts(store.bot_games(ids, RECENT_ROWS))
     parts += ["<h2>Recent games</h2>", table(recent, [
         ("id", "replay", lambda r: _replay_link(UP, r["id"])), ("game", "game", None),
         ("tournament", "tournament", lambda r: link(UP, "tournament", r["tid"], r["tournament"])),
@@ -209,22 +193,17 @@ def bot_page(store: Store, name: str) -> str:
     return page(f"Bot {name}", "".join(parts), UP, boards(store))
 
 
-def _faults(store: Store, ids: dict[int, int], marks: str) -> str:
-    rows = store.rows(
-        f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, s.status, "
-        f"s.faults, s.fault_log FROM seats s JOIN games g ON g.id = s.game_id "
-        f"JOIN tournaments t ON t.id = g.tournament_id JOIN bots b ON b.id = s.bot_id "
-        f"WHERE s.bot_id IN ({marks}) AND (s.status != 'ok' OR s.fault_log != '[]') "
-        f"ORDER BY g.id DESC", list(ids))
+def _faults(store: StoreReader, ids: list[int]) -> str:
+    rows = as_dicts(store.bot_faults(ids))
     shown = rows[:FAULT_ROWS]
 
     def kinds(r: dict[str, Any]) -> str:
-        counts = json.loads(r["faults"] or "{}")
+        counts = r["faults"]
         return " ".join(f'<span class="chip">{esc(k)} ×{esc(v)}</span>'
                         for k, v in counts.items() if v)
 
     def log(r: dict[str, Any]) -> str:
-        lines = json.loads(r["fault_log"] or "[]")
+        lines = r["fault_log"]
         return f"<pre>{esc(chr(10).join(map(str, lines)))}</pre>" if lines else ""
 
     note = (f'<p class="muted">The {FAULT_ROWS} newest of {len(rows)} games with faults.</p>'
@@ -241,18 +220,15 @@ def _faults(store: Store, ids: dict[int, int], marks: str) -> str:
                 numeric=("version", "seat"), table_id="faults", empty="No faults."))
 
 
-def _logs(store: Store, ids: dict[int, int], marks: str) -> str:
+def _logs(store: StoreReader, ids: list[int]) -> str:
     """The bot's captured output (stderr, capped at 64 KiB per match), newest first."""
-    if "logs" not in store.db.table_names():
+    rows = store.bot_log_entries(ids, FAULT_ROWS)
+    if rows is None:
         return ""  # a database from before schema 3
-    rows = store.rows(
-        f"SELECT l.match, l.seat, l.text, b.version, t.name AS tournament, t.id AS tid "
-        f"FROM logs l JOIN bots b ON b.id = l.bot_id JOIN tournaments t ON t.id = l.tournament_id "
-        f"WHERE l.bot_id IN ({marks}) ORDER BY l.id DESC LIMIT {FAULT_ROWS}", list(ids))
     blocks = "".join(
-        f'<details class="log"><summary>{link(UP, "tournament", r["tid"], r["tournament"])}, '
-        f'match {esc(r["match"])}, seat {esc(r["seat"])}, version {esc(r["version"])} '
-        f'({len(r["text"])} bytes)</summary><pre>{esc(r["text"])}</pre></details>'
+        f'<details class="log"><summary>{link(UP, "tournament", r.tid, r.tournament)}, '
+        f'match {esc(r.match)}, seat {esc(r.seat)}, version {esc(r.version)} '
+        f'({len(r.text)} bytes)</summary><pre>{esc(r.text)}</pre></details>'
         for r in rows)
     return ('<h2>Logs</h2><p class="lead">What the bot wrote to stderr in each match, capped '
             'at 64 KiB per match.</p>' + (blocks or '<p class="muted">No output kept.</p>'))
@@ -272,40 +248,27 @@ def _tournament_table(root: str, rows: Sequence[dict[str, Any]]) -> str:
                             f'data-scheduled="{r["scheduled"]}"', empty="No tournaments yet.")
 
 
-def tournaments_page(store: Store) -> str:
+def tournaments_page(store: StoreReader) -> str:
     """Every tournament with its progress: games played of those scheduled."""
     body = ("<h1>Tournaments</h1><p class=\"lead\">Progress is the games played of those "
             "scheduled; an unfinished tournament is running, or stopped and resumable with "
-            "<code>arena tournament resume NAME</code>.</p>" + _tournament_table("", tournaments(store)))
+            "<code>arena tournament resume NAME</code>.</p>" + _tournament_table("", as_dicts(tournaments(store))))
     return page("Tournaments", body, "", boards(store))
 
 
-def tournament_page(store: Store, tournament_id: int) -> str:
+def tournament_page(store: StoreReader, tournament_id: int) -> str:
     """One tournament: settings, progress, its entrants' results and every game played."""
-    t = store.one("SELECT * FROM tournaments WHERE id = ?", (tournament_id,))
-    if t is None:
+    found = store.tournament_by_id(tournament_id)
+    if found is None:
         raise not_found(f"There is no tournament with id {tournament_id}.")
-    played = store.one("SELECT COUNT(*) AS n, COALESCE(SUM(void), 0) AS void FROM games "
-                       "WHERE tournament_id = ?", (tournament_id,)) or {"n": 0, "void": 0}
-    entrants = store.rows(
-        "SELECT b.name AS bot, b.version, COUNT(s.game_id) AS games, "
-        "SUM(s.rank = 1) AS wins, AVG(s.rank) AS mean_rank, SUM(s.status != 'ok') AS faults "
-        "FROM entrants e JOIN bots b ON b.id = e.bot_id "
-        "LEFT JOIN games g ON g.tournament_id = e.tournament_id AND g.void = 0 "
-        "LEFT JOIN seats s ON s.game_id = g.id AND s.bot_id = e.bot_id "
-        "WHERE e.tournament_id = ? GROUP BY e.position ORDER BY e.position", (tournament_id,))
-    rows = store.rows(
-        "SELECT g.id, g.idx, g.deal_group, g.seed, g.reason, g.void, g.decisions, s.seat, "
-        "b.name AS bot, b.version, s.rank, s.status FROM games g JOIN seats s ON s.game_id = g.id "
-        "JOIN bots b ON b.id = s.bot_id WHERE g.tournament_id = ? AND g.idx < "
-        "(SELECT COALESCE(MIN(idx), 0) FROM games WHERE tournament_id = ?) + ? "
-        "ORDER BY g.idx, s.seat", (tournament_id, tournament_id, GAME_ROWS))
-    games: list[dict[str, Any]] = []
-    for r in rows:
-        if not games or games[-1]["id"] != r["id"]:
-            games.append({**r, "seats": []})
-        games[-1]["seats"].append(r)
-    settings = json.loads(t["settings"])
+    t = asdict(found)
+    stored = store.played(tournament_id)
+    played = {"n": stored.games, "void": stored.void}
+    # The one entrants summary (issue 14 §1), its name shown as the bot's.
+    entrants = [{"bot": e.pop("name"), **e}
+                for e in as_dicts(store.entrant_results(tournament_id))]
+    games = as_dicts(store.tournament_games(tournament_id, GAME_ROWS))
+    settings = t["settings"]
     clocks = settings.get("clocks", {})
     facts = (f"{esc(t['game'])}, {esc(t['format'])}, {t['seats']} seats, "
              f"{t['games_per_seating']} game(s) per seating"

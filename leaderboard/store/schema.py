@@ -1,0 +1,134 @@
+"""The store's schema: numbered migrations, and the checks that a file is an Arena database.
+
+``meta`` holds ``application`` (``arena``) and ``schema_version``; a database is
+migrated one version at a time, each in its own write transaction. The read-only
+reader (:class:`~leaderboard.store.reader.StoreReader`) never migrates: it checks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from .errors import StoreError
+
+APPLICATION = "arena"
+SCHEMA_VERSION = 4
+
+MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE bots (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, version INTEGER NOT NULL,
+        hash TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL,
+        added_at TEXT NOT NULL, removed_at TEXT,
+        UNIQUE (name, version), UNIQUE (name, hash));
+    CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, game TEXT NOT NULL,
+        format TEXT NOT NULL, seats INTEGER NOT NULL, games_per_seating INTEGER NOT NULL,
+        duplicate INTEGER NOT NULL, seed INTEGER NOT NULL, options TEXT NOT NULL,
+        settings TEXT NOT NULL, scheduled INTEGER NOT NULL,
+        created_at TEXT NOT NULL, finished_at TEXT);
+    CREATE TABLE entrants (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        position INTEGER NOT NULL, bot_id INTEGER NOT NULL REFERENCES bots(id),
+        PRIMARY KEY (tournament_id, position));
+    CREATE TABLE schedule (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id), idx INTEGER NOT NULL,
+        match INTEGER NOT NULL, deal_group INTEGER NOT NULL, seed INTEGER NOT NULL,
+        seating TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, idx));
+    CREATE TABLE games (
+        id INTEGER PRIMARY KEY, tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        idx INTEGER NOT NULL, game TEXT NOT NULL, seed INTEGER NOT NULL,
+        deal_group INTEGER NOT NULL, reason TEXT NOT NULL, void INTEGER NOT NULL,
+        error TEXT, decisions INTEGER NOT NULL, steps INTEGER NOT NULL,
+        finished_at TEXT NOT NULL, rated INTEGER NOT NULL DEFAULT 0, events TEXT NOT NULL,
+        UNIQUE (tournament_id, idx));
+    CREATE INDEX games_by_game ON games (game, tournament_id, idx);
+    CREATE TABLE seats (
+        game_id INTEGER NOT NULL REFERENCES games(id), seat INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id), rank INTEGER NOT NULL,
+        score REAL NOT NULL, status TEXT NOT NULL, forfeited INTEGER NOT NULL,
+        faults TEXT NOT NULL, fault_log TEXT NOT NULL, time_ms INTEGER NOT NULL,
+        asked INTEGER NOT NULL, details TEXT NOT NULL,
+        PRIMARY KEY (game_id, seat));
+    CREATE INDEX seats_by_bot ON seats (bot_id);
+    CREATE TABLE leaderboards (
+        game TEXT PRIMARY KEY, mu REAL NOT NULL, sigma REAL NOT NULL, beta REAL NOT NULL,
+        tau REAL NOT NULL, draw_probability REAL NOT NULL,
+        rated_tournament INTEGER NOT NULL DEFAULT 0, rated_idx INTEGER NOT NULL DEFAULT -1,
+        rated_games INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE ratings (
+        game TEXT NOT NULL, bot_id INTEGER NOT NULL REFERENCES bots(id),
+        mu REAL NOT NULL, sigma REAL NOT NULL, games INTEGER NOT NULL,
+        wins INTEGER NOT NULL, rank_sum INTEGER NOT NULL, faults INTEGER NOT NULL,
+        PRIMARY KEY (game, bot_id));
+    """,
+    # 2: each game's moves (per step and seat: action, chooser, milliseconds) for replays.
+    2: """
+    ALTER TABLE games ADD COLUMN moves TEXT NOT NULL DEFAULT '[]';
+    """,
+    # 3: each bot's captured output (stderr, capped per match) for its author to read.
+    3: """
+    CREATE TABLE logs (
+        id INTEGER PRIMARY KEY, tournament_id INTEGER NOT NULL REFERENCES tournaments(id),
+        match INTEGER NOT NULL, seat INTEGER NOT NULL,
+        bot_id INTEGER NOT NULL REFERENCES bots(id), stored_at TEXT NOT NULL,
+        text TEXT NOT NULL);
+    CREATE INDEX logs_by_bot ON logs (bot_id);
+    """,
+    # 4: the ladder's order (issue 14 §4): every scheduled match gets a number, monotone
+    # over the whole database, when it is scheduled; a ladder rates its results by it.
+    # Existing matches are numbered in the canonical order (tournament, match). Each
+    # leaderboard has one order, canonical unless made for a ladder, and rates in it.
+    4: """
+    ALTER TABLE schedule ADD COLUMN match_no INTEGER;
+    UPDATE schedule SET match_no = (
+        SELECT COUNT(*) FROM (SELECT DISTINCT tournament_id, match FROM schedule) d
+        WHERE d.tournament_id < schedule.tournament_id
+           OR (d.tournament_id = schedule.tournament_id AND d.match <= schedule.match));
+    CREATE INDEX schedule_by_match_no ON schedule (match_no);
+    ALTER TABLE leaderboards ADD COLUMN rating_order TEXT NOT NULL DEFAULT 'canonical';
+    ALTER TABLE leaderboards ADD COLUMN rated_match_no INTEGER NOT NULL DEFAULT 0;
+    """,
+}
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a migration script (none holds a ``;`` inside)."""
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def check(conn: sqlite3.Connection, path: Path, tables: set[str], *, create: bool,
+          verb: str = "use") -> int:
+    """The schema version of the Arena database on ``conn`` (0: a new, empty file that
+    may be created), or StoreError naming why the file is not one Arena can ``verb``."""
+    where = repr(str(path))
+    if not tables and not create:
+        # An empty file (`touch arena.db`) is a valid, empty SQLite database; a read
+        # command must not quietly turn it into an Arena database.
+        raise StoreError(f"{where} is empty, not an Arena database; run a command that "
+                         f"creates one (arena bot add, arena tournament run)")
+    if tables and "meta" not in tables:
+        raise StoreError(f"{where} is an SQLite database of something else "
+                         f"(tables {sorted(tables)[:5]}); Arena will not touch it")
+    if "meta" not in tables:
+        return 0
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if meta.get("application") != APPLICATION:
+        raise StoreError(f"{where} is not an Arena database "
+                         f"(application {meta.get('application')!r})")
+    version = int(meta.get("schema_version", "0"))
+    if version > SCHEMA_VERSION:
+        raise StoreError(f"{where} has schema version {version}, newer than this Arena "
+                         f"({SCHEMA_VERSION}); upgrade Arena to {verb} it")
+    return version
+
+
+def migrate_to(conn: sqlite3.Connection, target: int) -> None:
+    """Apply migration ``target`` (inside the caller's write transaction)."""
+    for statement in statements(MIGRATIONS[target]):
+        conn.execute(statement)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('application', ?)", (APPLICATION,))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(target),))
