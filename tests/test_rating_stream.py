@@ -23,6 +23,9 @@ from leaderboard.ratings import Environment, Rating, rate_ffa
 from leaderboard.store import Order, Store
 from leaderboard.store.rows import SeatOutcome, StoredResult
 from leaderboard.stream import Ratings, rate
+from referee.records import GameRecord
+
+from .helpers import game_record
 
 GAME = "stop-me"
 RANKS = sorted({p for base in ([1, 2, 3], [1, 1, 3], [1, 2, 2], [1, 1, 1])
@@ -38,10 +41,9 @@ game_strategy = st.tuples(st.sampled_from(RANKS), st.booleans(),
 """(ranks by seat, void, the seating's bots by index, whether a seat faulted)."""
 
 
-def record(ranks: tuple[int, ...], void: bool, faulty: bool) -> dict[str, Any]:
-    return {"reason": "synthetic", "void": void, "decisions": 1, "steps": 1,
-            "seats": [{**SEAT, "rank": r, "status": "timeout" if faulty and s == 0 else "ok"}
-                      for s, r in enumerate(ranks)]}
+def record(ranks: tuple[int, ...], void: bool, faulty: bool) -> GameRecord:
+    return game_record([{**SEAT, "rank": r, "status": "timeout" if faulty and s == 0 else "ok"}
+                        for s, r in enumerate(ranks)], void=void)
 
 
 def state(store: Store) -> tuple[dict[int, tuple[float, ...]], int]:

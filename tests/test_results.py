@@ -41,6 +41,8 @@ from referee.reports import (
     encode_report,
 )
 
+from .helpers import sql, sql_one
+
 BOTS = ["builtin:heuristic", "builtin:random", "builtin:random"]
 
 
@@ -156,9 +158,9 @@ def test_a_result_stored_twice_counts_once(tmp_path: Path, record: GameRecord) -
     first = store.record_game(t["id"], row, "stop-me", record)
     assert first is not None
     assert store.record_game(t["id"], row, "stop-me", record) is None
-    assert store.one("SELECT COUNT(*) AS n FROM games")["n"] == 1
-    assert store.one("SELECT COUNT(*) AS n FROM seats")["n"] == 2
-    stored = store.rows("SELECT rank, status FROM seats ORDER BY seat")
+    assert sql_one(store, "SELECT COUNT(*) AS n FROM games")["n"] == 1
+    assert sql_one(store, "SELECT COUNT(*) AS n FROM seats")["n"] == 2
+    stored = sql(store, "SELECT rank, status FROM seats ORDER BY seat")
     assert [(r["rank"], r["status"]) for r in stored] == [
         (s.rank, s.status) for s in record.seats]
     store.close()

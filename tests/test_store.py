@@ -35,7 +35,7 @@ from leaderboard.store.rows import (
     TournamentProgress,
 )
 
-from .helpers import sql, sql_one
+from .helpers import game_record, sql, sql_one
 
 SEAT = {"score": 0.0, "status": "ok", "forfeited": False, "faults": {}, "fault_log": [],
         "time_ms": 1, "asked": 1, "details": {}}
@@ -54,9 +54,7 @@ def synthetic(path: Path, ranks: list[list[int]]) -> tuple[Store, int]:
          "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
          "settings": {}}, bots, schedule)
     for row, game in zip(schedule, ranks, strict=True):
-        store.record_game(tid, row, "stop-me", {
-            "reason": "synthetic", "decisions": 1, "steps": 1,
-            "seats": [{**SEAT, "rank": r} for r in game]})
+        store.record_game(tid, row, "stop-me", game_record([{**SEAT, "rank": r} for r in game]))
     return store, tid
 
 
