@@ -35,6 +35,8 @@ from referee.match import Clocks, play_match
 from referee.programs import BotProgram, build_program, load_program
 from referee.records import GameRecord
 
+from .helpers import arena
+
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "bots"
 RANDOM_BOT = str(BOTS / "random_bot.py")
@@ -48,11 +50,6 @@ SCHEMAS = ROOT / "protocol" / "schemas"
 CLOCKS = Clocks(deadline_ms=5000, time_bank_ms=10_000, startup_ms=20_000)
 MARGIN_SEEDS = range(1000, 1030)
 """The fixed games on which stop_me_bot must beat random_bot (30 games, 4 players)."""
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], check=False,
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
 def assert_clean(records: list[GameRecord], seat: int = 0) -> None:

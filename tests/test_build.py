@@ -23,7 +23,7 @@ from referee.errors import BotSpecError
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import Limits, probe
 
-from .test_faults import GOOD_BOT, processes_mentioning
+from .helpers import GOOD_BOT, processes_mentioning
 
 pytestmark = pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),

@@ -6,16 +6,11 @@ Real bot programs in the real sandbox, through the real ``arena`` command.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+from .helpers import arena
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, check=False,
-                          capture_output=True, text=True, timeout=180)
 
 
 def folder_bot(tmp_path: Path, manifest: str, files: dict[str, str] | None = None) -> Path:

@@ -10,10 +10,8 @@ from __future__ import annotations
 import ast
 import itertools
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from arena.schedule import make_schedule
 from referee.match import Clocks, play_match
 from referee.records import GameRecord
 
-from .test_bots import assert_clean
+from .helpers import arena, assert_clean
 
 ROOT = Path(__file__).resolve().parents[1]
 DAGENS_BROTT_BOT = str(ROOT / "bots" / "dagens_brott_bot.py")
@@ -142,10 +140,8 @@ def test_each_starter_passes_the_bot_check(game: str, tmp_path: Path) -> None:
     after_docstring = ast.parse(source).body[1].lineno - 1
     code = [line for line in source.splitlines()[after_docstring:] if line.strip()]
     assert len(code) <= 25, f"{starter.name}: {len(code)} lines; a starter stays short"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "arena", "bot", "check", str(starter),
-                           "--game", game, "--json", "--games", "3"], check=False, cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = arena("bot", "check", str(starter), "--game", game, "--json", "--games", "3",
+                 cwd=tmp_path)
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["passed"], (report["problems"], done.stderr[-2000:])
     assert all(seat["status"] == "ok" and not seat["fault_log"]

@@ -6,8 +6,6 @@ Real bots, real SQLite files, the real ``arena`` command.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ import pytest
 from leaderboard.store import StoreError, check_tournament_name
 from referee.errors import BotSpecError
 from referee.match import Match, log_file, safe_label
+
+from .helpers import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -28,11 +28,6 @@ def act(observation, legal):
 
 run(act, name="noisy")
 """
-
-
-def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)], cwd=ROOT,
-                          check=False, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture
