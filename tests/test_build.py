@@ -25,9 +25,9 @@ from referee.sandbox import Limits, probe
 
 from .helpers import GOOD_BOT, processes_mentioning
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 needs_cgroups = pytest.mark.skipif(cgroups.probe().version is None,
                                    reason="no usable cgroups here")

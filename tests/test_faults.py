@@ -31,6 +31,8 @@ from .helpers import (
     processes_mentioning_now,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def play(tmp_path: Path, mode: str, games: int = 1, clocks: Clocks = FAST) -> list[GameRecord]:
     hostile = bot_file(tmp_path, mode)

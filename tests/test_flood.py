@@ -20,6 +20,8 @@ from referee.match import Clocks, play_match
 
 from .helpers import processes_mentioning
 
+pytestmark = pytest.mark.slow
+
 FLOOD = 450
 """Undecodable messages before each answer: two decisions' worth fill the supervisor's
 report pipe (about 280 reports)."""

@@ -67,6 +67,7 @@ def test_dagens_brott_bot_plays_a_clean_short_match(tmp_path: Path) -> None:
     assert_clean(records)
 
 
+@pytest.mark.slow
 def test_dagens_brott_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Against three builtin:random a seat's fair share is a quarter of the games (7.5).
@@ -93,6 +94,7 @@ def test_stand_and_deliver_bot_plays_a_clean_short_match(tmp_path: Path) -> None
     assert_clean(records)
 
 
+@pytest.mark.slow
 def test_stand_and_deliver_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Against one builtin:random a seat's fair share is half the games (15).
@@ -196,6 +198,7 @@ MIRRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(MIRRORS))
 def test_the_bot_beats_random_in_a_field_with_a_copy_of_itself(game: str,
                                                                 tmp_path: Path) -> None:

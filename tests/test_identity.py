@@ -41,6 +41,7 @@ def db(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_tournaments_are_listed_and_found_by_id_as_the_web_names_them(db: Path) -> None:
     out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta", "--workers", "1",
                 "--name", "first-cup", db=db)
@@ -70,6 +71,7 @@ def test_a_tournament_name_cannot_be_a_number(db: Path) -> None:
         check_tournament_name(" ")
 
 
+@pytest.mark.slow
 def test_log_files_are_named_by_store_name_version_and_game_id(db: Path,
                                                                tmp_path: Path) -> None:
     logs = tmp_path / "logs"

@@ -20,9 +20,9 @@ from referee.sandbox import Limits, probe
 from .helpers import GOOD_BOT, processes_mentioning
 from .helpers import bot_file as hostile
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 HONEST_BOT = """\
 import time

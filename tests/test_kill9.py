@@ -26,6 +26,8 @@ from referee import cgroups, scratch
 
 from .helpers import GOOD_BOT, arena, bot_file, processes_mentioning, processes_mentioning_now
 
+pytestmark = pytest.mark.slow
+
 DELAYS_MS = range(0, 63, 3)
 """Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
 
@@ -129,6 +131,7 @@ def kill_survivors(marker: str) -> None:
             pass
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
 def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> None:
     hang = bot_file(tmp_path, "hang")
@@ -293,6 +296,7 @@ def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
     raise AssertionError(f"`arena bot add` started no build (exit status {organiser.poll()})")
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
 def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
         tmp_path: Path) -> None:

@@ -45,3 +45,27 @@ def test_the_checks_catch_a_test_module_imported() -> None:
     names = {n for _, n in imports(source, "tests.test_x", False)}
     assert {"tests.test_faults.GOOD_BOT", "tests.test_bots.wins",
             "tests.test_stand_and_deliver_rules"} <= names
+
+
+def _marks(source: str, node: ast.expr) -> str:
+    return ast.get_source_segment(source, node) or ""
+
+
+@pytest.mark.parametrize("path", TESTS, ids=lambda p: p.name)
+def test_a_test_that_needs_the_sandbox_is_marked_sandbox(path: Path) -> None:
+    """A test skipped where bubblewrap or cgroups cannot run (its skipif asks
+    ``probe()``) carries the ``sandbox`` marker, in its module's ``pytestmark`` or its
+    own decorators, so that ``-m "not sandbox"`` leaves it out (README, Development)."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    module_marks = " ".join(
+        _marks(source, node.value) for node in tree.body if isinstance(node, ast.Assign)
+        and any(getattr(t, "id", "") == "pytestmark" for t in node.targets))
+    if "pytest.mark.sandbox" in module_marks:
+        return
+    assert "probe()" not in module_marks, f"{path.name}: pytestmark asks probe(), no sandbox"
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            marks = " ".join(_marks(source, d) for d in node.decorator_list)
+            if "probe()" in marks:
+                assert "pytest.mark.sandbox" in marks, f"{path.name}::{node.name}"

@@ -21,6 +21,8 @@ import trueskill
 
 from .helpers import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
 
+pytestmark = pytest.mark.slow
+
 # Writes to stderr at every decision, with a terminal escape sequence in it (a title
 # change): `arena bot logs` must show it, never pass it to the terminal.
 TALKER = """\

@@ -17,6 +17,8 @@ from leaderboard.store import Store
 
 from .helpers import arena
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

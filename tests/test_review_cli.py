@@ -19,6 +19,8 @@ import pytest
 
 from .helpers import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
 
+pytestmark = pytest.mark.slow
+
 # Answers every decision with the text "[/]" (illegal): the fault line quoting it is
 # rich markup's closing tag, which was a traceback that lost the match's report.
 MARKUP_BOT = """\

@@ -24,9 +24,9 @@ from .helpers import FAST, GOOD_BOT, NORMAL_END, processes_mentioning
 from .helpers import bot_file as hostile
 
 # CI installs bubblewrap, so there a missing sandbox fails the run instead of skipping.
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 SMALL = Limits(memory_mb=256, cpu_seconds=3, processes=32, tmp_mb=8, tree_memory_mb=512)
 

@@ -358,6 +358,7 @@ def test_4_9_abilities_private_counts_public():
     assert [h["abilities"] for h in g.view(0)["highwaymen"]] == [1, 1]
 
 
+@pytest.mark.slow
 def test_4_9_every_view_is_a_function_of_what_the_seat_may_know():
     """4.9 + C3: resampling everything a seat cannot know never changes its view, its
     legal actions or who acts, along heuristic games with every decision kind."""
