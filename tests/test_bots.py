@@ -83,11 +83,13 @@ def margin_matches() -> dict[str, list[GameRecord]]:
     return out
 
 
+@pytest.mark.slow
 def test_stop_me_bot_plays_a_clean_match(margin_matches: dict[str, list[GameRecord]]) -> None:
     assert_clean(margin_matches[STOP_ME_BOT])
     assert_clean(margin_matches[RANDOM_BOT])
 
 
+@pytest.mark.slow
 def test_stop_me_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Same seeds, same three builtin:random opponents: only seat 0 differs.
@@ -248,6 +250,7 @@ message_like = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values | message_like)
 def test_arbitrary_json_never_raises_anything_but_protocol_error(value: Any) -> None:
