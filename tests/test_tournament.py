@@ -33,6 +33,8 @@ from leaderboard.store import Store, StoreError
 
 from .helpers import arena, processes_mentioning, stored_games
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
 FIRST_BOT = """\
