@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,19 +24,13 @@ from referee.match import play_match
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import probe
 
-from .helpers import sql
-from .test_faults import FAST, GOOD_BOT, HOSTILE
+from .helpers import FAST, GOOD_BOT, HOSTILE, arena, sql
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def arena(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], check=False,
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 def bot_folder(tmp_path: Path, manifest: str | None = None, name: str = "hostile") -> Path:

@@ -35,6 +35,8 @@ from referee.match import Clocks, play_match
 from referee.programs import BotProgram, build_program, load_program
 from referee.records import GameRecord
 
+from .helpers import arena
+
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "bots"
 RANDOM_BOT = str(BOTS / "random_bot.py")
@@ -48,11 +50,6 @@ SCHEMAS = ROOT / "protocol" / "schemas"
 CLOCKS = Clocks(deadline_ms=5000, time_bank_ms=10_000, startup_ms=20_000)
 MARGIN_SEEDS = range(1000, 1030)
 """The fixed games on which stop_me_bot must beat random_bot (30 games, 4 players)."""
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], check=False,
-                          capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 
 def assert_clean(records: list[GameRecord], seat: int = 0) -> None:
@@ -86,11 +83,13 @@ def margin_matches() -> dict[str, list[GameRecord]]:
     return out
 
 
+@pytest.mark.slow
 def test_stop_me_bot_plays_a_clean_match(margin_matches: dict[str, list[GameRecord]]) -> None:
     assert_clean(margin_matches[STOP_ME_BOT])
     assert_clean(margin_matches[RANDOM_BOT])
 
 
+@pytest.mark.slow
 def test_stop_me_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Same seeds, same three builtin:random opponents: only seat 0 differs.
@@ -251,6 +250,7 @@ message_like = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values | message_like)
 def test_arbitrary_json_never_raises_anything_but_protocol_error(value: Any) -> None:

@@ -23,11 +23,11 @@ from referee.errors import BotSpecError
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import Limits, probe
 
-from .test_faults import GOOD_BOT, processes_mentioning
+from .helpers import GOOD_BOT, processes_mentioning
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 needs_cgroups = pytest.mark.skipif(cgroups.probe().version is None,
                                    reason="no usable cgroups here")

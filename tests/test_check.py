@@ -6,16 +6,13 @@ Real bot programs in the real sandbox, through the real ``arena`` command.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
+from .helpers import arena
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=ROOT, check=False,
-                          capture_output=True, text=True, timeout=180)
 
 
 def folder_bot(tmp_path: Path, manifest: str, files: dict[str, str] | None = None) -> Path:
@@ -70,6 +67,7 @@ def test_a_crash_shows_the_end_of_the_bots_stderr(tmp_path: Path) -> None:
     assert "RuntimeError: deliberate bug in act" in data["stderr_tail"]
 
 
+@pytest.mark.slow
 def test_a_failed_build_prints_the_failed_report_with_the_builds_output(tmp_path: Path) -> None:
     bot = folder_bot(tmp_path, 'build = ["sh", "build.sh"]\nrun = ["./bot"]\n',
                      {"build.sh": "echo compiling bot.c\necho 'bot.c:3: error: oops' >&2\n"
@@ -102,6 +100,7 @@ run(act, name="slow-once")
 """
 
 
+@pytest.mark.slow
 def test_a_slow_reply_is_a_warning_naming_the_load_not_a_failure(tmp_path: Path) -> None:
     bot = tmp_path / "slow_once.py"
     bot.write_text(SLOW_ONCE)

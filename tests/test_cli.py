@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from referee.games import GAMES
 
+from .helpers import arena
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args],
-                          check=False, capture_output=True, text=True, timeout=120)
 
 
 def test_games_json_lists_every_registered_game() -> None:
@@ -128,10 +122,8 @@ def test_a_tmpdir_too_long_for_a_seat_socket_is_named_as_the_cause(tmp_path: Pat
     a bot that "sent more than it may" (found while hardening for issue 13)."""
     long_tmp = tmp_path / ("t" * 100)
     long_tmp.mkdir()
-    done = subprocess.run([sys.executable, "-m", "arena", "play", "stop-me",
-                           str(ROOT / "bots" / "random_bot.py"), "builtin:random", "--games", "1"],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "TMPDIR": str(long_tmp)})
+    done = arena("play", "stop-me", str(ROOT / "bots" / "random_bot.py"), "builtin:random",
+                 "--games", "1", timeout=120, env={"TMPDIR": str(long_tmp)})
     assert done.returncode == 1, done.stderr
     assert "over the 107 a Unix socket's path may have: set TMPDIR" in done.stderr
     assert "Traceback" not in done.stderr

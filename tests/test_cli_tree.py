@@ -21,7 +21,7 @@ import pytest
 from arena.cli import main
 from referee.games import GAMES
 
-from .conftest import Invoke
+from .helpers import Invoke
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -72,6 +72,7 @@ def _multisets(game: Game) -> dict[str, Counter]:
 
 
 # --------------------------------------------------------------------- playouts
+@pytest.mark.slow
 @pytest.mark.parametrize(("game_id", "players"), CASES)
 @FAST
 @given(seed=seeds)
@@ -197,6 +198,7 @@ def _check_every_step(game: Game, rng: SplitMix64) -> tuple[int, int]:
         game.apply(random_joint(game, rng))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("game_id", "players"), CASES)
 @SLOW
 @given(seed=seeds)
@@ -206,6 +208,7 @@ def test_no_view_depends_on_another_seats_hidden_information(
     _check_every_step(new_game(game_id, players, seed), SplitMix64(seed))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("game_id", "players"), CASES)
 def test_resampling_really_changes_hidden_information(game_id: str, players: int) -> None:
     """Over a few games, resampling changes hidden state and other seats' views

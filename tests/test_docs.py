@@ -39,6 +39,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = sorted([*ROOT.glob("docs/*.md"), *ROOT.glob("docs/games/*.md"), ROOT / "README.md"])
 CODE = {"python", "sh", "javascript", "c", "perl"}

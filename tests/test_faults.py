@@ -22,48 +22,16 @@ import pytest
 from referee.match import Clocks, play_match
 from referee.records import GameRecord
 
-HOSTILE = Path(__file__).parent / "hostile" / "hostile.py"
-FAST = Clocks(deadline_ms=300, time_bank_ms=200, startup_ms=3000, max_strikes=3)
-NORMAL_END = {"instant_win", "tokens_exhausted", "round_cap"}
+from .helpers import (
+    FAST,
+    GOOD_BOT,
+    NORMAL_END,
+    bot_file,
+    processes_mentioning,
+    processes_mentioning_now,
+)
 
-GOOD_BOT = """\
-from protocol.client import run
-run(lambda observation, legal: legal[0], name="good")
-"""
-
-
-def bot_file(tmp_path: Path, mode: str) -> str:
-    """A self-contained bot file for ``mode`` (only the file is visible in the sandbox).
-
-    Its name carries the test's unique folder name, so that its processes can be
-    found by command line, inside the sandbox (/bot/NAME) or out.
-    """
-    path = tmp_path / f"{mode}_{tmp_path.name}.py"
-    path.write_text(HOSTILE.read_text().replace("main(sys.argv[1])", f"main({mode!r})"))
-    return str(path)
-
-
-def processes_mentioning(text: str, grace_s: float = 3.0) -> list[int]:
-    """Live processes whose command line contains ``text``, after a short grace for the
-    kernel to finish killing a sandbox's pid namespace."""
-    deadline = time.monotonic() + grace_s
-    while (found := _processes_mentioning(text)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return found
-
-
-def _processes_mentioning(text: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if text.encode() in cmdline:
-            found.append(int(pid))
-    return found
+pytestmark = pytest.mark.slow
 
 
 def play(tmp_path: Path, mode: str, games: int = 1, clocks: Clocks = FAST) -> list[GameRecord]:
@@ -298,10 +266,10 @@ def test_interrupting_the_referee_leaves_no_bot_behind(tmp_path: Path, signum: i
     # supervisors alone (whose command lines name the files too) do not count.
     inside = [f"/bot/{Path(hanging).name}", f"/bot/{good.name}"]
     deadline = time.monotonic() + 120
-    while (not all(_processes_mentioning(name) for name in inside)
+    while (not all(processes_mentioning_now(name) for name in inside)
            and proc.poll() is None and time.monotonic() < deadline):
         time.sleep(0.05)
-    if not all(_processes_mentioning(name) for name in inside):
+    if not all(processes_mentioning_now(name) for name in inside):
         os.killpg(proc.pid, signal.SIGKILL)
         _, err = proc.communicate()
         raise AssertionError(f"the bots did not both start (arena play's exit status "

@@ -18,7 +18,9 @@ import pytest
 
 from referee.match import Clocks, play_match
 
-from .test_faults import processes_mentioning
+from .helpers import processes_mentioning
+
+pytestmark = pytest.mark.slow
 
 FLOOD = 450
 """Undecodable messages before each answer: two decisions' worth fill the supervisor's

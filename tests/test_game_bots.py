@@ -10,10 +10,8 @@ from __future__ import annotations
 import ast
 import itertools
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +21,7 @@ from arena.schedule import make_schedule
 from referee.match import Clocks, play_match
 from referee.records import GameRecord
 
-from .test_bots import assert_clean
+from .helpers import arena, assert_clean
 
 ROOT = Path(__file__).resolve().parents[1]
 DAGENS_BROTT_BOT = str(ROOT / "bots" / "dagens_brott_bot.py")
@@ -69,6 +67,7 @@ def test_dagens_brott_bot_plays_a_clean_short_match(tmp_path: Path) -> None:
     assert_clean(records)
 
 
+@pytest.mark.slow
 def test_dagens_brott_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Against three builtin:random a seat's fair share is a quarter of the games (7.5).
@@ -95,6 +94,7 @@ def test_stand_and_deliver_bot_plays_a_clean_short_match(tmp_path: Path) -> None
     assert_clean(records)
 
 
+@pytest.mark.slow
 def test_stand_and_deliver_bot_beats_random_by_a_clear_margin(
         margin_matches: dict[str, list[GameRecord]]) -> None:
     """Against one builtin:random a seat's fair share is half the games (15).
@@ -142,10 +142,8 @@ def test_each_starter_passes_the_bot_check(game: str, tmp_path: Path) -> None:
     after_docstring = ast.parse(source).body[1].lineno - 1
     code = [line for line in source.splitlines()[after_docstring:] if line.strip()]
     assert len(code) <= 25, f"{starter.name}: {len(code)} lines; a starter stays short"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "arena", "bot", "check", str(starter),
-                           "--game", game, "--json", "--games", "3"], check=False, cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = arena("bot", "check", str(starter), "--game", game, "--json", "--games", "3",
+                 cwd=tmp_path)
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["passed"], (report["problems"], done.stderr[-2000:])
     assert all(seat["status"] == "ok" and not seat["fault_log"]
@@ -200,6 +198,7 @@ MIRRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", sorted(MIRRORS))
 def test_the_bot_beats_random_in_a_field_with_a_copy_of_itself(game: str,
                                                                 tmp_path: Path) -> None:

@@ -6,8 +6,6 @@ Real bots, real SQLite files, the real ``arena`` command.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,8 @@ import pytest
 from leaderboard.store import StoreError, check_tournament_name
 from referee.errors import BotSpecError
 from referee.match import Match, log_file, safe_label
+
+from .helpers import arena
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -30,11 +30,6 @@ run(act, name="noisy")
 """
 
 
-def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)], cwd=ROOT,
-                          check=False, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     db = tmp_path / "arena.db"
@@ -46,6 +41,7 @@ def db(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_tournaments_are_listed_and_found_by_id_as_the_web_names_them(db: Path) -> None:
     out = arena("tournament", "run", "stop-me", "--bots", "alpha,beta", "--workers", "1",
                 "--name", "first-cup", db=db)
@@ -75,6 +71,7 @@ def test_a_tournament_name_cannot_be_a_number(db: Path) -> None:
         check_tournament_name(" ")
 
 
+@pytest.mark.slow
 def test_log_files_are_named_by_store_name_version_and_game_id(db: Path,
                                                                tmp_path: Path) -> None:
     logs = tmp_path / "logs"

@@ -17,12 +17,12 @@ from referee import cgroups
 from referee.match import Clocks, play_match
 from referee.sandbox import Limits, probe
 
-from .test_faults import processes_mentioning
-from .test_sandbox import hostile
+from .helpers import GOOD_BOT, processes_mentioning
+from .helpers import bot_file as hostile
 
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 HONEST_BOT = """\
 import time
@@ -142,7 +142,6 @@ def test_one_bot_cannot_exhaust_per_uid_state_or_lock_for_another(tmp_path: Path
 def test_what_a_build_makes_private_its_seats_can_still_run(tmp_path: Path) -> None:
     """Issue 13 A5: the build runs as one uid, its seats as others; a build under
     umask 077 (its output mode 0600, a folder 0700) must still make a runnable bot."""
-    from .test_faults import GOOD_BOT
 
     folder = tmp_path / f"built_{tmp_path.name}"
     folder.mkdir()

@@ -24,7 +24,9 @@ import pytest
 
 from referee import cgroups, scratch, undertaker
 
-from .test_faults import GOOD_BOT, _processes_mentioning, bot_file, processes_mentioning
+from .helpers import GOOD_BOT, arena, bot_file, processes_mentioning, processes_mentioning_now
+
+pytestmark = pytest.mark.slow
 
 DELAYS_MS = range(0, 63, 3)
 """Kills from 0 to 60 ms after the first bot process of a referee appears: 21 kills."""
@@ -130,13 +132,14 @@ def kill9(leader: subprocess.Popen[bytes]) -> None:
 
 def kill_survivors(marker: str) -> None:
     """Whatever a failed test leaves running is killed, not left on the machine."""
-    for pid in _processes_mentioning(marker):
+    for pid in processes_mentioning_now(marker):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
 def test_a_referee_killed_during_bot_start_up_leaves_no_bot(tmp_path: Path) -> None:
     hang = bot_file(tmp_path, "hang")
@@ -181,7 +184,7 @@ def test_the_sweep_spares_a_live_referee(tmp_path: Path) -> None:
         assert left and {os.path.basename(p) for p in removed} >= set(left)
         assert leftovers({dead.pid}) == ([], [])
         assert leftovers({live.pid}) == before and os.path.isdir(mine)
-        assert live.poll() is None and len(_processes_mentioning(tmp_path.name)) >= 2
+        assert live.poll() is None and len(processes_mentioning_now(tmp_path.name)) >= 2
         os.rmdir(mine)
     finally:
         for referee in (dead, live):
@@ -232,9 +235,7 @@ def test_a_killed_tournament_leaves_no_folder_after_the_next_run(tmp_path: Path)
     bot.write_text("from protocol.client import run\n"
                    "run(lambda observation, legal: legal[0], name='first')\n")
     for name in ("alpha", "beta"):
-        added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", name, str(bot),
-                                "--db", str(db)],
-                               check=False, capture_output=True, text=True, timeout=300)
+        added = arena("bot", "add", name, str(bot), db=db)
         assert added.returncode == 0, added.stderr
     organiser = subprocess.Popen(
         [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots", "alpha,beta",
@@ -303,6 +304,7 @@ def wait_for_a_build_start(organiser: subprocess.Popen[bytes], moment: str,
     raise AssertionError(f"`arena bot add` started no build (exit status {organiser.poll()})")
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")
 def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
         tmp_path: Path) -> None:
@@ -330,9 +332,7 @@ def test_a_bot_add_killed_during_a_build_leaves_nothing_after_the_next_run(
         # The next run: an ordinary `arena bot add` sweeps what the dead left.
         good = tmp_path / "good.py"
         good.write_text(GOOD_BOT)
-        added = subprocess.run([sys.executable, "-m", "arena", "bot", "add", "good", str(good),
-                                "--db", str(db), "--sandbox", "required"],
-                               check=False, capture_output=True, text=True, timeout=300)
+        added = arena("bot", "add", "good", str(good), "--sandbox", "required", db=db)
         assert added.returncode == 0, added.stderr
         assert leftovers(killed) == ([], []), "a dead `bot add`'s folders or groups stayed"
         assert owned_by(killed, os.listdir(store)) == []

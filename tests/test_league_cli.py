@@ -9,10 +9,7 @@ captured stderr. Real bots, real SQLite files, the real ``arena`` command.
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import signal
 import subprocess
 import sys
@@ -22,10 +19,10 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from .helpers import stored_games
+from .helpers import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
 
-ROOT = Path(__file__).resolve().parents[1]
-RANDOM_BOT = ROOT / "bots" / "random_bot.py"
+pytestmark = pytest.mark.slow
+
 # Writes to stderr at every decision, with a terminal escape sequence in it (a title
 # change): `arena bot logs` must show it, never pass it to the terminal.
 TALKER = """\
@@ -50,11 +47,6 @@ def act(observation, legal):
 
 run(act, name="slow")
 """
-
-
-def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)], cwd=ROOT,
-                          check=False, capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -199,46 +191,6 @@ def test_a_piped_run_prints_progress_lines_and_a_resume_counts_from_the_games_do
     assert "Standings: stop-me, tournament long" in resumed.stdout
 
 
-def bar_frames(cmd: list[str], until: str | None = None, seconds: float = 60.0) -> list[str]:
-    """Run ``cmd`` with its stdout on a pseudo-terminal until it ends, or has drawn a frame
-    that matches ``until`` (or for ``seconds`` at most; then SIGTERM): the lines and frames
-    it drew, escape sequences removed. A condition, not a fixed window: a loaded machine
-    may take seconds to start the command."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=slave, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "COLUMNS": "120"}, start_new_session=True)
-    os.close(slave)
-    out, start, stopped = b"", time.monotonic(), False
-    try:
-        while True:
-            if not stopped and proc.poll() is None and (
-                    time.monotonic() - start > seconds
-                    or (until is not None and any(re.search(until, f)
-                                                  for f in _frames(out)))):
-                proc.send_signal(signal.SIGTERM)
-                stopped = True
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:  # the other end closed: it exited
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(master)
-        proc.wait(timeout=60)
-    return _frames(out)
-
-
-def _frames(out: bytes) -> list[str]:
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode(errors="replace"))
-    return [f for f in re.split(r"[\r\n]+", text) if f.strip()]
-
-
 # ------------------------------------------------------------ B7: the author
 def test_results_of_one_bot_with_scores_and_a_limit(league: Path) -> None:
     every = json.loads(arena("results", "stop-me", "--json", db=league).stdout)
@@ -287,8 +239,7 @@ def test_bot_logs_shows_a_stored_bots_stderr_newest_first(league: Path) -> None:
     (("tournament", "resume"), "--progress-every"), (("tournament", "resume"), "--workers"),
 ])
 def test_every_new_option_has_help(command: tuple[str, ...], option: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "arena", *command, "--help"], cwd=ROOT,
-                         check=False, capture_output=True, text=True, timeout=60)
+    out = arena(*command, "--help", timeout=60)
     assert out.returncode == 0 and option in out.stdout
     help_text = out.stdout.split(option, 1)[1].split("\n  -", 1)[0]
     assert len(help_text.split()) >= 3, f"{option} of {command} has no help"

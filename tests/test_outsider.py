@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from leaderboard.store import Store
 
+from .helpers import arena
+
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, check=False,
-                          capture_output=True, text=True, timeout=240)
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler (cc) installed")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_faults import processes_mentioning
+from .helpers import GOOD_BOT, bot_file, processes_mentioning
 
 ROOT = Path(__file__).resolve().parents[1]
 # About half a second a game: a 200-game match is far from over when the signal comes.
@@ -126,7 +126,6 @@ def test_a_signal_that_lands_in_a_fork_still_stops_play(tmp_path: Path, signum: 
                                                          status: int, at: int) -> None:
     """Issue 13 B3: the interrupt ends `arena play` promptly, every bot killed, even
     when the interpreter dropped its exception in a fork's callbacks."""
-    from .test_faults import GOOD_BOT, bot_file
 
     driver = tmp_path / "in_a_fork.py"
     driver.write_text(IN_A_FORK)

@@ -17,6 +17,7 @@ def win_rate(game_id: str, bots: list[str], games: int, seat: int = 0) -> float:
     return sum(r.seats[seat].rank == 1 for r in records) / games
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("game_id", "players"), [
     (game_id, n) for game_id in HEURISTICS for n in sorted({GAMES[game_id].min_players, 4})
 ])
@@ -27,6 +28,7 @@ def test_heuristic_beats_random_clearly(game_id: str, players: int) -> None:
     assert rate >= 1.6 * fair_share, f"heuristic wins {rate:.0%}, fair share {fair_share:.0%}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_id", list(GAMES))
 def test_random_policies_are_even(game_id: str) -> None:
     """No seat advantage large enough to make the comparison above meaningless."""

@@ -58,6 +58,7 @@ MIRRORS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game_id", sorted(MIRRORS))
 def test_each_heuristic_beats_random_in_a_field_with_a_copy_of_itself(game_id: str) -> None:
     """Both copies of the heuristic score more than both randoms, on each of the

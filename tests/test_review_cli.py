@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_league_cli import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
+from .helpers import RANDOM_BOT, ROOT, arena, bar_frames, stored_games
+
+pytestmark = pytest.mark.slow
 
 # Answers every decision with the text "[/]" (illegal): the fault line quoting it is
 # rich markup's closing tag, which was a traceback that lost the match's report.
@@ -85,9 +87,7 @@ def test_the_progress_bar_shows_names_as_they_are(marked: Path) -> None:
 def test_a_bots_action_is_quoted_not_read_as_markup(tmp_path: Path) -> None:
     bot = tmp_path / "marker.py"
     bot.write_text(MARKUP_BOT)
-    out = subprocess.run([sys.executable, "-m", "arena", "play", "stop-me", str(bot),
-                          "builtin:random", "builtin:random", "--games", "1"], cwd=ROOT,
-                         check=False, capture_output=True, text=True, timeout=300)
+    out = arena("play", "stop-me", str(bot), "builtin:random", "builtin:random", "--games", "1")
     assert "Traceback" not in out.stderr, out.stderr
     assert out.returncode == 0
     assert "Summary" in out.stdout and "[/]" in out.stdout

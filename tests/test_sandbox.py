@@ -20,21 +20,15 @@ from referee.match import Clocks, Match, play_match
 from referee.records import GameRecord
 from referee.sandbox import Limits, SandboxError, Support, probe
 
-from .test_faults import FAST, GOOD_BOT, HOSTILE, NORMAL_END, processes_mentioning
+from .helpers import FAST, GOOD_BOT, NORMAL_END, processes_mentioning
+from .helpers import bot_file as hostile
 
 # CI installs bubblewrap, so there a missing sandbox fails the run instead of skipping.
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.skipif(
     not probe().namespaces and not os.environ.get("CI"),
-    reason=f"bubblewrap cannot run here: {probe().reason}")
+    reason=f"bubblewrap cannot run here: {probe().reason}")]
 
 SMALL = Limits(memory_mb=256, cpu_seconds=3, processes=32, tmp_mb=8, tree_memory_mb=512)
-
-
-def hostile(tmp_path: Path, mode: str, **params: object) -> str:
-    path = tmp_path / f"{mode}_{tmp_path.name}.py"
-    text = HOSTILE.read_text().replace("main(sys.argv[1])", f"main({mode!r})")
-    path.write_text(text.replace("PARAMS: dict = {}", f"PARAMS: dict = {params!r}"))
-    return str(path)
 
 
 def existing_groups(names: set[str]) -> set[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from referee.match import Clocks, play_match
 
-from .test_faults import GOOD_BOT, bot_file, processes_mentioning
+from .helpers import GOOD_BOT, bot_file, processes_mentioning
 
 CLOCKS = Clocks(deadline_ms=2000, time_bank_ms=2000, startup_ms=20_000, max_strikes=3)
 

@@ -25,17 +25,26 @@ from referee.games import (
 from referee.games.rng import GameRandom, SplitMix64
 from referee.policies.stand_and_deliver import Heuristic
 
-try:  # part 1's helpers, whether tests/ is a package or a plain directory
-    from tests import test_stand_and_deliver_rules as part1
-except ImportError:  # pragma: no cover
-    import test_stand_and_deliver_rules as part1  # type: ignore[no-redef]
-
-ABILITIES, CARDS, COACHES, DEFAULTS = part1.ABILITIES, part1.CARDS, part1.COACHES, part1.DEFAULTS
-HORSE, RETIRE, SHARE, WITHDRAW = part1.HORSE, part1.RETIRE, part1.SHARE, part1.WITHDRAW
-SAD = part1.SAD
-answer, coach, defaults_until, full, game = (part1.answer, part1.coach, part1.defaults_until,
-                                             part1.full, part1.game)
-of_type, shoot, snapshot, wheel = part1.of_type, part1.shoot, part1.snapshot, part1.wheel
+from .stand_and_deliver_helpers import (
+    ABILITIES,
+    CARDS,
+    COACHES,
+    DEFAULTS,
+    HORSE,
+    RETIRE,
+    SAD,
+    SHARE,
+    WITHDRAW,
+    answer,
+    coach,
+    defaults_until,
+    full,
+    game,
+    of_type,
+    shoot,
+    snapshot,
+    wheel,
+)
 
 MIXED = {"bag_initial": {"gold": 5, "silver": 5, "copper": 20, "shot": 6, "redcoat": 4}}
 
@@ -349,6 +358,7 @@ def test_4_9_abilities_private_counts_public():
     assert [h["abilities"] for h in g.view(0)["highwaymen"]] == [1, 1]
 
 
+@pytest.mark.slow
 def test_4_9_every_view_is_a_function_of_what_the_seat_may_know():
     """4.9 + C3: resampling everything a seat cannot know never changes its view, its
     legal actions or who acts, along heuristic games with every decision kind."""

@@ -33,8 +33,9 @@ from leaderboard.store import SCHEMA_VERSION, Store, StoreError
 from leaderboard.stream import Ratings
 from referee.records import GameRecord, validate
 
-from .helpers import sql, sql_one, stored_games
-from .test_faults import processes_mentioning
+from .helpers import arena, processes_mentioning, sql, sql_one, stored_games
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).parent.parent
 RANDOM_BOT = ROOT / "bots" / "random_bot.py"
@@ -42,11 +43,6 @@ FIRST_BOT = """\
 from protocol.client import run
 run(lambda observation, legal: legal[0], name="first")
 """
-
-
-def arena(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args, "--db", str(db)],
-                          check=False, capture_output=True, text=True, timeout=300)
 
 
 # ------------------------------------------------------------------ schedules
@@ -516,9 +512,7 @@ def test_the_bot_store_works_from_any_folder_and_names_vanished_files(tmp_path: 
 
     def run_in(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
         # The default --db, relative to the folder the command runs in.
-        return subprocess.run([sys.executable, "-m", "arena", *args], cwd=folder, check=False,
-                              capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "ARENA_DB": "arena.db"})
+        return arena(*args, cwd=folder, env={"ARENA_DB": "arena.db"})
 
     for name in ("r", "s"):
         assert run_in(home, "bot", "add", name, str(RANDOM_BOT)).returncode == 0

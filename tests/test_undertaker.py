@@ -14,8 +14,8 @@ import pytest
 
 from referee import cgroups, scratch
 
-pytestmark = pytest.mark.skipif(cgroups.probe().version is None,
-                                reason="no usable cgroups here")
+pytestmark = [pytest.mark.sandbox,
+              pytest.mark.skipif(cgroups.probe().version is None, reason="no usable cgroups here")]
 
 OWNER = """
 import os, subprocess, sys, time

@@ -37,6 +37,8 @@ from arena.web import make_server
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
+from .helpers import arena
+
 ROOT = Path(__file__).parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "web"
 FIRST_BOT = 'from protocol.client import run\nrun(lambda observation, legal: legal[0], name="first")\n'
@@ -174,11 +176,6 @@ def sql(db_path: Path, query: str, params: tuple = ()) -> list[tuple]:
         conn.close()
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
-
-
 def known_game(db_path: Path) -> int:
     """The first stop-me game: short, with private events of every seat."""
     return sql(db_path, "SELECT id FROM games WHERE game = 'stop-me' ORDER BY tournament_id, "
@@ -279,7 +276,7 @@ def test_replays_of_odd_rows_explain_themselves(db: Path) -> None:
 
 def test_leaderboard_order_is_the_cli_order(base: str, db: Path) -> None:
     for game in ("stop-me", "dagens-brott", "stand-and-deliver"):
-        out = cli("leaderboard", game, "--json", "--db", str(db))
+        out = arena("leaderboard", game, "--json", "--db", str(db))
         assert out.returncode == 0, out.stderr
         rows = json.loads(out.stdout)["leaderboard"]
         _, body, _ = get(f"{base}leaderboard/{game}.html")
@@ -326,7 +323,7 @@ def test_tournaments_show_progress(base: str) -> None:
 def test_a_tournament_page_is_found_by_its_name_as_by_its_id(base: str, db: Path) -> None:
     # One identity per thing (issue 13 B6): `arena tournament list` shows the ids of
     # these addresses, and the names it shows work in them too.
-    listed = json.loads(cli("tournament", "list", "--json", "--db", str(db)).stdout)
+    listed = json.loads(arena("tournament", "list", "--json", "--db", str(db)).stdout)
     ids = {t["name"]: t["id"] for t in listed}
     for name in ("sm-1", "sm-later"):
         by_id, by_name = get(f"{base}tournament/{ids[name]}.html"), get(
@@ -424,7 +421,7 @@ def test_it_reads_while_a_tournament_writes_and_says_503_when_locked(
 
 
 def test_serve_and_export_commands(db: Path, tmp_path: Path) -> None:
-    missing = cli("serve", "--db", str(tmp_path / "none.db"))
+    missing = arena("serve", "--db", str(tmp_path / "none.db"))
     assert missing.returncode == 1 and "no database at" in missing.stderr
     process = subprocess.Popen([sys.executable, "-m", "arena", "serve", "--port", "0",
                                 "--db", str(db)], stdout=subprocess.PIPE, text=True)
@@ -436,7 +433,7 @@ def test_serve_and_export_commands(db: Path, tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
-    out = cli("export-html", str(tmp_path / "site"), "--db", str(db))
+    out = arena("export-html", str(tmp_path / "site"), "--db", str(db))
     assert out.returncode == 0 and "wrote" in out.stdout, out.stderr
     site = tmp_path / "site"
     files = list(site.rglob("*.html"))
@@ -453,7 +450,7 @@ def test_serve_and_export_commands(db: Path, tmp_path: Path) -> None:
 def test_export_to_a_folder_that_cannot_be_made_is_a_clear_error(db: Path,
                                                                   tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    out = cli("export-html", str(tmp_path / "file" / "site"), "--db", str(db))
+    out = arena("export-html", str(tmp_path / "file" / "site"), "--db", str(db))
     assert out.returncode == 1 and "Traceback" not in out.stderr  # was NotADirectoryError
     assert f"cannot write the pages to {str(tmp_path / 'file' / 'site')!r}: Not a directory" \
         in out.stderr
@@ -462,7 +459,7 @@ def test_export_to_a_folder_that_cannot_be_made_is_a_clear_error(db: Path,
 def test_a_bot_name_too_long_for_a_file_name_is_exported_and_served(
         hostile_db: Path, hostile_base: str, tmp_path: Path) -> None:
     """Its page was bot/LLL...L.html (256 bytes): the export stopped with "File name too long"."""
-    out = cli("export-html", str(tmp_path / "site"), "--db", str(hostile_db))
+    out = arena("export-html", str(tmp_path / "site"), "--db", str(hostile_db))
     assert out.returncode == 0, out.stderr
     site = tmp_path / "site"
     index = (site / "index.html").read_text()
@@ -583,7 +580,7 @@ def test_pages_in_the_browser(browser: Any, base: str, db: Path) -> None:
         "dagens-brott", "stand-and-deliver", "stop-me"]
     shot(browser, "index")
     visit(browser, base + "leaderboard/stop-me.html")
-    rows = json.loads(cli("leaderboard", "stop-me", "--json", "--db", str(db)).stdout)
+    rows = json.loads(arena("leaderboard", "stop-me", "--json", "--db", str(db)).stdout)
     shown = browser.execute_script(
         "return [...document.querySelectorAll('#leaderboard tbody tr')].map("
         "r => [r.cells[1].textContent, +r.cells[2].textContent, r.cells[5].textContent])")
@@ -741,7 +738,7 @@ def test_pages_fit_a_phone(browser: Any, base: str, db: Path) -> None:
 
 @browser_test
 def test_exported_pages_open_from_disk(browser: Any, db: Path, tmp_path: Path) -> None:
-    out = cli("export-html", str(tmp_path / "site"), "--db", str(db))
+    out = arena("export-html", str(tmp_path / "site"), "--db", str(db))
     assert out.returncode == 0, out.stderr
     visit(browser, (tmp_path / "site" / "index.html").as_uri())
     browser.find_element("link text", "stop-me").click()

@@ -27,6 +27,8 @@ import pytest
 
 from leaderboard.store import Store
 
+pytestmark = pytest.mark.slow
+
 HOST = "127.0.0.1"
 SERVED_WITHIN_S = 5.0
 """A real request is answered this soon despite the flood: well under the default request
