@@ -35,7 +35,7 @@ from referee.match import Clocks, play_match
 from referee.programs import BotProgram, build_program, load_program
 from referee.records import GameRecord
 
-from .helpers import arena
+from .helpers import arena, assert_clean
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "bots"
@@ -50,15 +50,6 @@ SCHEMAS = ROOT / "protocol" / "schemas"
 CLOCKS = Clocks(deadline_ms=5000, time_bank_ms=10_000, startup_ms=20_000)
 MARGIN_SEEDS = range(1000, 1030)
 """The fixed games on which stop_me_bot must beat random_bot (30 games, 4 players)."""
-
-
-def assert_clean(records: list[GameRecord], seat: int = 0) -> None:
-    """The seat played every game without a fault and answered its decisions."""
-    for record in records:
-        mine = record.seats[seat]
-        assert not record.void, record.error
-        assert (mine.status, dict(mine.faults), mine.fault_log) == ("ok", {}, ()), mine
-        assert not mine.forfeited and mine.asked > 0
 
 
 def wins(records: list[GameRecord], seat: int = 0) -> int:
