@@ -228,16 +228,19 @@ def sweep_orphans() -> int:
     return removed
 
 
-def groups() -> list[Path]:
-    """Every bot group (``arena-*``) beside this process's own, in each controller in use."""
+def folders() -> list[Path]:
+    """This process's own folder in each controller in use: where its bots' groups go."""
     support = probe()
     if support.version is None:
         return []
+    own = (_own(c) for c in _controllers(support.version, support.cpu))
+    return [folder for folder in own if folder is not None]
+
+
+def groups() -> list[Path]:
+    """Every bot group (``arena-*``) beside this process's own, in each controller in use."""
     found: list[Path] = []
-    for controller in _controllers(support.version, support.cpu):
-        parent = _own(controller)
-        if parent is None:
-            continue
+    for parent in folders():
         try:
             found += [parent / n for n in os.listdir(parent) if n.startswith("arena-")]
         except OSError:

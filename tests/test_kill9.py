@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from referee import cgroups, scratch, undertaker
+from referee import cgroups, scratch
 
 from .helpers import GOOD_BOT, arena, bot_file, processes_mentioning, processes_mentioning_now
 
@@ -68,17 +68,9 @@ def _cmdline(pid: int) -> bytes | None:
 
 
 def _undertakers(pid: int) -> list[int]:
-    """The children of ``pid`` that start its undertaker (the first of two forks, then
-    the undertaker itself, until it is reparented): they are named for it."""
-    found = []
-    for child in _children(pid):
-        try:
-            comm = Path(f"/proc/{child}/comm").read_bytes().strip()
-        except OSError:
-            continue
-        if undertaker.NAME.startswith(comm) and len(comm) >= 15:
-            found.append(child)
-    return found
+    """The children of ``pid`` that are its undertaker (``python -m referee.undertaker``),
+    not a bot or a build."""
+    return [c for c in _children(pid) if b"referee.undertaker" in (_cmdline(c) or b"")]
 
 
 def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -86,8 +78,7 @@ def wait_for_a_bot_start(referee: subprocess.Popen[bytes], timeout: float = 60.0
     (a moment before the bot's cgroups are made)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and referee.poll() is None:
-        if any(c not in _undertakers(s) for s in _children(referee.pid)
-               for c in _children(s)):
+        if any(_children(s) for s in _children(referee.pid)):
             return
         time.sleep(0.0005)
     raise AssertionError("the referee started no bot")

@@ -142,12 +142,8 @@ def test_the_reader_refuses_a_missing_file_and_never_makes_one(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_reader_does_not_migrate_an_older_database(tmp_path: Path) -> None:
-    """A reader reads schema 3 as it is (no match numbers: every leaderboard canonical)."""
-    path = tmp_path / "arena.db"
-    store, _ = synthetic(path, [[1, 2, 3], [2, 3, 1]])
-    board.update(store, "stop-me")
-    store.close()
+def as_schema_3(path: Path) -> None:
+    """Make the database at ``path`` one that an Arena of schema 3 left."""
     conn = sqlite3.connect(path)
     conn.execute("DROP INDEX schedule_by_match_no")
     for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
@@ -156,6 +152,40 @@ def test_a_reader_does_not_migrate_an_older_database(tmp_path: Path) -> None:
     conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
     conn.commit()
     conn.close()
+
+
+def test_the_migration_numbers_each_match_once_in_canonical_order(tmp_path: Path) -> None:
+    """Schema 4 numbers the existing matches 1, 2, ... in (tournament, match) order, every
+    game of a match with its match's number, whatever order the rows were stored in."""
+    path = tmp_path / "arena.db"
+    store = Store(path)
+    bots = [store.add_bot(n, n, f"/bots/{n}", "file")[0]["id"] for n in "ab"]
+    for t, matches in enumerate((3, 1, 4)):
+        # Three games a match, stored last match first.
+        schedule = [{"idx": m * 3 + g, "match": m, "deal_group": m, "seed": g, "seating": bots}
+                    for m in reversed(range(matches)) for g in range(3)]
+        store.create_tournament(
+            {"name": f"cup{t}", "game": "stop-me", "format": "round-robin", "seats": 2,
+             "games_per_seating": 3, "duplicate": False, "seed": 1, "options": {},
+             "settings": {}}, bots, schedule)
+    store.close()
+    as_schema_3(path)
+    store = Store(path)
+    rows = sql(store, "SELECT tournament_id AS t, match, match_no FROM schedule")
+    store.close()
+    numbers = {(r["t"], r["match"]): r["match_no"] for r in rows}
+    assert len(rows) == 3 * 8 and len(numbers) == 8
+    assert all(numbers[(r["t"], r["match"])] == r["match_no"] for r in rows)
+    assert [numbers[key] for key in sorted(numbers)] == list(range(1, 9))
+
+
+def test_a_reader_does_not_migrate_an_older_database(tmp_path: Path) -> None:
+    """A reader reads schema 3 as it is (no match numbers: every leaderboard canonical)."""
+    path = tmp_path / "arena.db"
+    store, _ = synthetic(path, [[1, 2, 3], [2, 3, 1]])
+    board.update(store, "stop-me")
+    store.close()
+    as_schema_3(path)
     reader = StoreReader(path)
     assert reader.schema_version == 3
     assert reader.leaderboard("stop-me").order == "canonical"

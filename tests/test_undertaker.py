@@ -19,13 +19,16 @@ pytestmark = [pytest.mark.sandbox,
 
 OWNER = """
 import os, subprocess, sys, time
+if sys.argv[1] == "closed":
+    os.close(0)  # as a service manager may start it: the pidfd would be descriptor 0
 from referee import cgroups, undertaker
 undertaker.ensure()
 tree = cgroups.TreeLimits(cgroups.probe().version, 64 << 20, 16)
 victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
 tree.enter(victim.pid)
 print(victim.pid, tree.name, flush=True)
-sys.stdin.readline()  # the test has seen the victim run
+if sys.argv[1] != "closed":
+    sys.stdin.readline()  # the test has seen the victim run
 if sys.argv[1] == "exit":
     os._exit(0)  # ends without removing its groups, as a crash would
 time.sleep(300)
@@ -110,6 +113,25 @@ def test_the_undertaker_holds_nothing_of_its_owner_and_ends_with_it() -> None:
         owner.wait(30)
         assert _wait_until(lambda: not _alive(undertaker)), "the undertaker outlived its work"
         assert not _alive(victim)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+        if _alive(victim):
+            os.kill(victim, signal.SIGKILL)
+        cgroups.sweep(name)
+
+
+def test_an_owner_started_without_stdin_is_watched_all_the_same() -> None:
+    """Found by review: with descriptor 0 closed, the owner's pidfd was descriptor 0, and
+    the undertaker's /dev/null replaced it, so it buried a live owner's groups at once."""
+    owner, victim, name = _start_owner("closed")
+    try:
+        time.sleep(1.0)  # the undertaker would have fired by now
+        assert _alive(victim), "a live owner's bot was killed"
+        assert len(_undertakers(owner.pid)) == 1
+        os.killpg(owner.pid, signal.SIGKILL)
+        owner.wait(30)
+        assert _wait_until(lambda: not _alive(victim)), "the owner's process outlived it"
     finally:
         if owner.poll() is None:
             owner.kill()

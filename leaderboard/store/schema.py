@@ -80,14 +80,20 @@ MIGRATIONS: dict[int, str] = {
     """,
     # 4: the ladder's order (issue 14 §4): every scheduled match gets a number, monotone
     # over the whole database, when it is scheduled; a ladder rates its results by it.
-    # Existing matches are numbered in the canonical order (tournament, match). Each
+    # Existing matches are numbered in the canonical order (tournament, match), once each
+    # (a window function: a count per row took minutes on a large database, under the
+    # write lock; found by review). Each
     # leaderboard has one order, canonical unless made for a ladder, and rates in it.
     4: """
     ALTER TABLE schedule ADD COLUMN match_no INTEGER;
+    CREATE TEMP TABLE numbered (tournament_id, match, n, PRIMARY KEY (tournament_id, match));
+    INSERT INTO numbered SELECT tournament_id, match,
+        ROW_NUMBER() OVER (ORDER BY tournament_id, match)
+        FROM (SELECT DISTINCT tournament_id, match FROM schedule);
     UPDATE schedule SET match_no = (
-        SELECT COUNT(*) FROM (SELECT DISTINCT tournament_id, match FROM schedule) d
-        WHERE d.tournament_id < schedule.tournament_id
-           OR (d.tournament_id = schedule.tournament_id AND d.match <= schedule.match));
+        SELECT n FROM numbered m
+        WHERE m.tournament_id = schedule.tournament_id AND m.match = schedule.match);
+    DROP TABLE numbered;
     CREATE INDEX schedule_by_match_no ON schedule (match_no);
     ALTER TABLE leaderboards ADD COLUMN rating_order TEXT NOT NULL DEFAULT 'canonical';
     ALTER TABLE leaderboards ADD COLUMN rated_match_no INTEGER NOT NULL DEFAULT 0;
