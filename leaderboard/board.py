@@ -74,7 +74,8 @@ class _Computed:
 
 def update(store: Store, game: str, through: tuple[int, ...] | None = None) -> int:
     """Rate the stored games of ``game`` not rated yet, up to key ``through`` (inclusive,
-    a key of the leaderboard's order: (tournament, idx) for a tournament's).
+    a key of the leaderboard's order, or a tournament's game (tournament, idx) in any
+    order: a tournament rates its finished prefix, whatever the board's order).
 
     Returns how many games were rated. If an unrated game sorts before one already
     rated, the whole leaderboard is rebuilt instead, so the order stays the same.
@@ -82,6 +83,11 @@ def update(store: Store, game: str, through: tuple[int, ...] | None = None) -> i
     env = environment(store, game)
 
     def plan(board: LeaderboardRow) -> _Computed:
+        nonlocal through
+        if board.order == "match_no" and through is not None and len(through) == 2:
+            # A tournament's game on a ladder's board: its place in the board's order
+            # (found by review: the two-part key was compared with three parts).
+            through = (store.match_no_of(*through), *through)
         last = board.last_key
         if store.unrated_before(game, last, board.order):
             return _compute(store, game, board.order, Ratings(env), None, through, reset=True)

@@ -15,8 +15,16 @@ import msgspec
 import pytest
 
 from arena import tournament
-from arena.executors import Executor, GamePlayed, MatchDone, MatchJob, Outcome
+from arena.executors import (
+    Executor,
+    GamePlayed,
+    InlineExecutor,
+    MatchDone,
+    MatchJob,
+    Outcome,
+)
 from arena.jobs import MatchLogs, decode_outcome, encode_outcome
+from leaderboard import board
 from leaderboard.store import Store
 from referee.match import Match
 from referee.records import (
@@ -163,4 +171,20 @@ def test_a_result_stored_twice_counts_once(tmp_path: Path, record: GameRecord) -
     stored = sql(store, "SELECT rank, status FROM seats ORDER BY seat")
     assert [(r["rank"], r["status"]) for r in stored] == [
         (s.rank, s.status) for s in record.seats]
+    store.close()
+
+
+def test_a_tournament_rates_its_prefix_on_a_ladders_board(tmp_path: Path) -> None:
+    """Found by review: on a leaderboard rated in match-number order (a ladder's), a
+    tournament's finished prefix, a (tournament, idx) key, was compared with the board's
+    three-part key, and the run failed on its first game. It rates, as a rebuild would."""
+    store = Store(tmp_path / "arena.db")
+    store.ensure_leaderboard("stop-me", 25.0, 25 / 3, 25 / 6, 25 / 300, 0.0, order="match_no")
+    _tournament(store, "cup")
+    progress = tournament.run(store, "cup", InlineExecutor())
+    assert progress.errors == [] and store.stored_count(store.tournament("cup")["id"]) == 2
+    live = {(r.bot_id, r.mu, r.sigma, r.games) for r in store.ratings_of("stop-me")}
+    assert store.leaderboard("stop-me").order == "match_no" and len(live) == 2
+    board.rebuild(store, "stop-me")
+    assert {(r.bot_id, r.mu, r.sigma, r.games) for r in store.ratings_of("stop-me")} == live
     store.close()

@@ -121,6 +121,14 @@ class RatingReads(Connection):
                          f"g.rated = 0 AND {_KEY[Order(order)]} < {_marks(key)} LIMIT 1",
                          (game, *key)) is not None
 
+    def match_no_of(self, tournament_id: int, idx: int) -> int:
+        """The match number of a tournament's scheduled game ``idx`` (0 before schema 4,
+        as :data:`_KEY` counts a missing one)."""
+        if not self._has_column("schedule", "match_no"):
+            return 0
+        return self._scalar("SELECT COALESCE(match_no, 0) FROM schedule "
+                            "WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)) or 0
+
     def latest_game_id(self, game: str) -> int | None:
         """The id of the newest stored game of ``game``."""
         found = self._scalar("SELECT MAX(id) AS m FROM games WHERE game = ?", (game,))
