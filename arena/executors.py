@@ -25,7 +25,7 @@ import queue
 import signal
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sized
 from typing import Any
 
 import msgspec
@@ -148,6 +148,7 @@ class ProcessExecutor(Executor):
     def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
         source: Iterator[MatchJob] = iter(jobs)
         flying: dict[int, MatchJob] = {}
+        unreadable: set[int] = set()  # the matches already reported for an unreadable outcome
         tasks, results = _FORK.Queue(), _FORK.Queue(self.results)
         exhausted = False
 
@@ -187,13 +188,15 @@ class ProcessExecutor(Executor):
                     data = results.get(timeout=0.5)
                 except queue.Empty:
                     if not any(p.is_alive() for p in procs):
-                        # Every job not done is lost with its worker, as is every job
-                        # not begun: each is reported, and the stream ends.
+                        # Every job not done is lost with its worker: each is reported,
+                        # and the stream ends. So is every job not begun, if there is a
+                        # known number of them (a tournament's); a producer that may
+                        # never end (a ladder's) is not drained (found by review).
                         for key in sorted(flying):
                             yield MatchFailed(key, "the worker process died")
                             yield MatchDone(key)
                         flying.clear()
-                        for job in source:
+                        for job in source if isinstance(jobs, Sized) else ():
                             yield MatchFailed(job.key, "the worker process died")
                             yield MatchDone(job.key)
                         return
@@ -202,10 +205,14 @@ class ProcessExecutor(Executor):
                     outcome = decode_outcome(data)
                 except ResultError as err:
                     # A message we cannot read (a record of a newer schema, say) is not
-                    # stored; its match is reported as failed, once, when it is done.
+                    # stored; its match is reported as failed, once (its other games
+                    # are stored as they come, and a resume plays the lost one again).
                     log.error("%s", err)
                     outcome = None
-                    yield MatchFailed(_key_of(data, flying), str(err))
+                    key = _key_of(data, flying)
+                    if key not in unreadable:
+                        unreadable.add(key)
+                        yield MatchFailed(key, str(err))
                 if outcome is not None:
                     yield outcome
                     if isinstance(outcome, MatchDone):

@@ -196,7 +196,8 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
         progress.done = store.stored_count(t["id"])
         if game_id is not None and log_dir:  # named by the id arena replay and the web use
             _write_game_log(Path(log_dir), game_id, record.replay_json())
-        outstanding.remove(scheduled["idx"])
+        if scheduled["idx"] in outstanding:  # an outcome twice (a retried message) counts once
+            outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
         through = (outstanding[0] - 1) if outstanding else scheduled["idx"]
         board.update(store, t["game"], through=(t["id"], through) if outstanding else None)

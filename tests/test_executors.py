@@ -6,6 +6,7 @@ many games a match has. Real worker processes, real games of built-in bots.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from collections.abc import Generator, Iterator
 from contextlib import closing
@@ -143,3 +144,33 @@ def test_an_outcome_that_cannot_be_encoded_fails_its_match_not_the_worker() -> N
     failed = [o for o in seen if isinstance(o, MatchFailed)]
     assert [o.key for o in failed] == [1] and "cannot be encoded" in failed[0].error
     assert [o.key for o in seen if isinstance(o, GamePlayed)] == [2]  # the worker lives on
+
+
+class _FatalJob(MatchJob):
+    """A job that kills its worker process (as the OOM killer would)."""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        os._exit(9)
+        yield from ()  # a generator, as MatchJob.play is
+
+
+def test_when_every_worker_dies_a_ladders_endless_producer_is_not_drained() -> None:
+    """Found by review: with every worker dead, the jobs not begun were each reported by
+    drawing the producer to its end, which a ladder's never reaches: the stream ends
+    with the lost jobs reported, and draws no more (a tournament's list is reported whole,
+    as before: test_tournament)."""
+    drawn: list[int] = []
+
+    def ladder() -> Iterator[MatchJob]:
+        key = 0
+        while True:
+            drawn.append(key)
+            yield _FatalJob(key, "stop-me", BOTS, job(key, 1).games)
+            key += 1
+            if key > 10_000:
+                raise AssertionError("the producer was drained")
+
+    with closing(ProcessExecutor(1, in_flight=2).stream(ladder())) as outcomes:
+        seen = list(outcomes)
+    assert {o.key for o in seen if isinstance(o, MatchFailed)} == set(drawn[:2])
+    assert len(drawn) <= 3
