@@ -24,4 +24,4 @@ def test_the_quick_start_installs_and_runs_the_demo_then_the_tests() -> None:
     # moved either would make CI run no test, or not the demo.
     demo, tests = quick_start_command(1), quick_start_command(2)
     assert demo == "pip install . && arena demo"
-    assert tests == "pip install '.[test]' && python -m pytest"
+    assert tests == "pip install '.[test]' && python -m pytest -n auto --dist loadfile"
