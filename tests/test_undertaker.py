@@ -67,6 +67,16 @@ def _start_owner(how: str) -> tuple[subprocess.Popen[str], int, str]:
     return owner, int(victim), name
 
 
+def _clean_up(owner: subprocess.Popen[str], victim: int, name: str) -> None:
+    """Whatever a failed test leaves is ended, not left on the machine."""
+    if owner.poll() is None:
+        owner.kill()
+        owner.wait(30)
+    if _alive(victim):
+        os.kill(victim, signal.SIGKILL)
+    cgroups.sweep(name)
+
+
 def _wait_until(check: object, timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -92,9 +102,7 @@ def test_what_a_dead_owner_left_in_its_groups_is_killed_and_removed(how: str) ->
         assert _wait_until(lambda: not [g for g in cgroups.groups() if g.name == name]), \
             "the owner's groups stayed"
     finally:
-        if _alive(victim):
-            os.kill(victim, signal.SIGKILL)
-        cgroups.sweep(name)
+        _clean_up(owner, victim, name)
 
 
 def test_the_undertaker_holds_nothing_of_its_owner_and_ends_with_it() -> None:
@@ -114,11 +122,7 @@ def test_the_undertaker_holds_nothing_of_its_owner_and_ends_with_it() -> None:
         assert _wait_until(lambda: not _alive(undertaker)), "the undertaker outlived its work"
         assert not _alive(victim)
     finally:
-        if owner.poll() is None:
-            owner.kill()
-        if _alive(victim):
-            os.kill(victim, signal.SIGKILL)
-        cgroups.sweep(name)
+        _clean_up(owner, victim, name)
 
 
 def test_an_owner_started_without_stdin_is_watched_all_the_same() -> None:
@@ -133,8 +137,4 @@ def test_an_owner_started_without_stdin_is_watched_all_the_same() -> None:
         owner.wait(30)
         assert _wait_until(lambda: not _alive(victim)), "the owner's process outlived it"
     finally:
-        if owner.poll() is None:
-            owner.kill()
-        if _alive(victim):
-            os.kill(victim, signal.SIGKILL)
-        cgroups.sweep(name)
+        _clean_up(owner, victim, name)
