@@ -145,6 +145,8 @@ def test_the_reader_refuses_a_missing_file_and_never_makes_one(tmp_path: Path) -
 def as_schema_3(path: Path) -> None:
     """Make the database at ``path`` one that an Arena of schema 3 left."""
     conn = sqlite3.connect(path)
+    for table in ("submissions", "bot_owners", "sessions", "authors"):  # schema 5's
+        conn.execute(f"DROP TABLE {table}")
     conn.execute("DROP INDEX schedule_by_match_no")
     for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
                           ("leaderboards", "rated_match_no")):

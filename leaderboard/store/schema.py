@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import StoreError
 
 APPLICATION = "arena"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -97,6 +97,40 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX schedule_by_match_no ON schedule (match_no);
     ALTER TABLE leaderboards ADD COLUMN rating_order TEXT NOT NULL DEFAULT 'canonical';
     ALTER TABLE leaderboards ADD COLUMN rated_match_no INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 5: the competition server (issue 15). Authors sign in with a random API token of
+    # which only the SHA-256 is kept (no passwords at all, §2); a session is a row, so
+    # sign-out and a token reset end it for good, whatever a cookie still says. A bot
+    # name belongs to the author who first submitted it (§2). A submission is a job
+    # that moves received -> building -> checking -> active | failed (§3); the partial
+    # unique index keeps one in flight per bot name, in the database itself.
+    5: """
+    CREATE TABLE authors (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+        token_hash TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL, token_set_at TEXT NOT NULL, disabled_at TEXT,
+        registered_from TEXT);
+    CREATE TABLE sessions (
+        id_hash TEXT PRIMARY KEY, author_id INTEGER NOT NULL REFERENCES authors(id),
+        csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL);
+    CREATE INDEX sessions_by_author ON sessions (author_id);
+    CREATE TABLE bot_owners (
+        name TEXT PRIMARY KEY, author_id INTEGER NOT NULL REFERENCES authors(id),
+        claimed_at TEXT NOT NULL, disabled_at TEXT);
+    CREATE TABLE submissions (
+        id INTEGER PRIMARY KEY, author_id INTEGER NOT NULL REFERENCES authors(id),
+        bot_name TEXT NOT NULL, game TEXT NOT NULL,
+        archive_sha256 TEXT NOT NULL, archive_bytes INTEGER NOT NULL,
+        archive_format TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN
+            ('received', 'building', 'checking', 'active', 'failed')),
+        received_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0, bot_id INTEGER REFERENCES bots(id),
+        error TEXT, report TEXT, build_log TEXT, stderr TEXT, stderr_bytes INTEGER);
+    CREATE INDEX submissions_by_author ON submissions (author_id, received_at);
+    CREATE INDEX submissions_by_state ON submissions (state, id);
+    CREATE UNIQUE INDEX submissions_in_flight ON submissions (bot_name)
+        WHERE state IN ('received', 'building', 'checking');
     """,
 }
 
