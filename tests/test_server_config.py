@@ -11,7 +11,7 @@ from arena.web.config import ConfigError, ServerConfig, load_config, with_overri
 
 def test_a_missing_table_or_key_means_the_default(tmp_path: Path) -> None:
     path = tmp_path / "arena.toml"
-    path.write_text('[server]\ndb = "league.db"\nsubmissions = true\n'
+    path.write_text('[server]\ndatabase = "league.db"\nsubmissions = true\n'
                     "[uploads]\nmax_compressed_mb = 2\n")
     config = load_config(path)
     assert config.server.submissions and config.db_path == Path("league.db")

@@ -5,7 +5,7 @@ CLI options override the file. An unknown key, a value of the wrong type or out 
 range is refused by name (a typo must not silently leave a limit at its default)::
 
     [server]
-    db = "arena.db"
+    database = "arena.db"
     host = "127.0.0.1"
     port = 8000
     submissions = true          # accounts and uploads (off: the public read-only site)
@@ -37,7 +37,7 @@ class ConfigError(ValueError):
 class ServerSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """``[server]``: where the server listens and what it offers."""
 
-    db: str = "arena.db"
+    database: str = "arena.db"
     host: str = "127.0.0.1"
     port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 8000
     submissions: bool = False
@@ -103,7 +103,7 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
     @property
     def db_path(self) -> Path:
-        return Path(self.server.db)
+        return Path(self.server.database)
 
     @property
     def data_path(self) -> Path:
