@@ -30,6 +30,7 @@ TOKEN_PREFIX = "arena_"
 TOKEN_BYTES = 32
 """256 random bits per token and per session id (issue 15 §2)."""
 _TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}")
+_TOKEN_INSIDE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}(?![A-Za-z0-9_-])")
 
 NAME_RULE = ("1 to 40 characters of letters A-Z or a-z, digits, '_', '.' or '-', "
              "beginning with a letter or a digit")
@@ -77,6 +78,11 @@ def new_token() -> str:
 def looks_like_token(text: str) -> bool:
     """Whether ``text`` has the shape of an API token (the prefix and 43 characters)."""
     return _TOKEN_RE.fullmatch(text) is not None
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` holds something of a token's shape anywhere (a URL, a log line)."""
+    return _TOKEN_INSIDE.search(text) is not None
 
 
 def check_author_name(name: str) -> str:

@@ -133,6 +133,13 @@ def test_an_expired_session_is_none(store: Store) -> None:
     assert accounts.session_of(store, sid) is None
 
 
+def test_a_token_is_found_inside_text() -> None:
+    token = accounts.new_token()
+    assert accounts.holds_token(f"GET /x?next=/y%3F{token}&z=1")
+    assert not accounts.holds_token("arena_bot and arena_" + "x" * 42)
+    assert not accounts.holds_token(token + "x")  # longer: not one of ours
+
+
 def test_csrf_matches() -> None:
     assert accounts.csrf_matches("abc", "abc")
     assert not accounts.csrf_matches("abc", "abd")

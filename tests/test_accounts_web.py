@@ -66,7 +66,7 @@ def make_app(tmp_path: Path, **server: object) -> Starlette:
         return PlainTextResponse(token)
 
     app = Starlette(routes=[
-        Route("/api/me", me), Route("/page", page),
+        Route("/api/me", me), Route("/api/bots/{name}", me), Route("/page", page),
         Route("/signin", sign_in, methods=["POST"]), Route("/signout", sign_out, methods=["POST"]),
         Route("/act", act, methods=["POST"]), Route("/register", register, methods=["POST"]),
     ], exception_handlers={HTTPException: auth.json_error})
@@ -153,7 +153,7 @@ def test_a_reset_token_is_401(tmp_path: Path, client: TestClient,
 
 @pytest.mark.parametrize("query", ["token={t}", "access_token={t}", "api_key={t}",
                                    "API_KEY=x", "apikey=anything", "q={t}", "x=1&y={t}",
-                                   "next=/a?arena_x", "token="])
+                                   "next=/a?{t}", "{t}=1", "token="])
 def test_a_token_in_the_url_is_400_and_never_looked_up(
         client: TestClient, ada: tuple[accounts.Author, str], query: str,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -172,8 +172,15 @@ def test_a_token_in_the_url_is_400_and_never_looked_up(
     assert error["code"] == "token-in-url" and "never accepted in a URL" in error["message"]
     assert ada[1] not in got.text
     assert looked_up == []
-    fine = client.get("/api/me?page=2", headers={"Authorization": f"Bearer {ada[1]}"})
+    fine = client.get("/api/me?page=2&bot=arena_bot", headers={
+        "Authorization": f"Bearer {ada[1]}"})
     assert fine.status_code == 200 and looked_up == [ada[1]]
+
+
+def test_a_token_in_the_path_is_400(client: TestClient,
+                                    ada: tuple[accounts.Author, str]) -> None:
+    got = client.get(f"/api/bots/{ada[1]}", headers={"Authorization": f"Bearer {ada[1]}"})
+    assert got.status_code == 400 and "its path" in got.json()["error"]["message"]
 
 
 # -------------------------------------------------------------------- sessions

@@ -33,7 +33,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from arena import accounts
-from arena.accounts import TOKEN_PREFIX
 from arena.web.config import ServerConfig
 from leaderboard.store import Store, StoreError, StoreReader
 from leaderboard.store.rows import Author
@@ -140,15 +139,21 @@ def _reader(request: Request) -> StoreReader | None:
 
 # ------------------------------------------------------------------------ API
 def refuse_token_in_url(request: Request) -> None:
-    """400 if the URL's query holds a token (by its parameter's name or its value's
-    shape); the value is never looked up: it may be in some log already."""
-    for name, value in request.query_params.multi_items():
-        if name.lower() in TOKEN_QUERY_NAMES or TOKEN_PREFIX in value \
-                or accounts.looks_like_token(value):
-            raise AuthError(400, "token-in-url", (
-                f"an API token is never accepted in a URL (query parameter {name!r}): "
-                f"send it as the header 'Authorization: Bearer TOKEN'. A URL may be "
-                f"logged: if that was your token, have it reset"))
+    """400 if the URL holds a token: a query parameter named like one (``token``,
+    ``api_key``, ...), or anything of a token's shape in a query or the path. It is
+    never looked up (it may be in some log already) nor repeated in the message."""
+    where = next(("a query parameter's name" if accounts.holds_token(name)
+                  else f"query parameter {name[:40]!r}"  # the name, never a token
+                  for name, value in request.query_params.multi_items()
+                  if name.lower() in TOKEN_QUERY_NAMES or accounts.holds_token(value)
+                  or accounts.holds_token(name)), None)
+    if where is None and accounts.holds_token(request.url.path):
+        where = "its path"
+    if where is not None:
+        raise AuthError(400, "token-in-url", (
+            f"an API token is never accepted in a URL ({where}): send it as the header "
+            f"'Authorization: Bearer TOKEN'. A URL may be logged: if that was your "
+            f"token, have it reset"))
 
 
 def api_author(request: Request) -> Author:
@@ -314,7 +319,12 @@ def csrf_cookie(request: Request, response: Response) -> Response:
 def check_csrf(request: Request, form: Mapping[str, Any]) -> None:
     """403 unless the posted ``form`` carries this session's CSRF token (or, before
     sign-in, the visitor cookie's), compared in constant time."""
-    given = form.get(CSRF_FIELD)
+    check_csrf_value(request, form.get(CSRF_FIELD))
+
+
+def check_csrf_value(request: Request, given: object) -> None:
+    """:func:`check_csrf` for a token read some other way (the first part of a streamed
+    multipart upload, checked before the file is read)."""
     found = _session(request)
     expected = found[1] if found is not None else _visitor_csrf(request)
     if not isinstance(given, str) or expected is None \
