@@ -61,6 +61,10 @@ class BotOwned(AccountError):
     """The bot name belongs to another author (or to the organiser)."""
 
 
+class BotLimitReached(AccountError):
+    """A new bot name would pass the author's limit of bots (``limits.bots_per_author``)."""
+
+
 class RegistrationLimited(AccountError):
     """Too many accounts made from one address within the last hour."""
 
@@ -213,11 +217,14 @@ def csrf_matches(expected: str, given: str) -> bool:
 
 
 # --------------------------------------------------------------- bot ownership
-def claim_bot(store: Store, author: Author, name: str) -> Author | None:
+def claim_bot(store: Store, author: Author, name: str, *,
+              max_bots: int | None = None) -> Author | None:
     """Let ``author`` add versions to bot ``name``: the first author to submit a name
     owns it (issue 15 §2). Returns the owner after the call (None: a bot the organiser
     added from the CLI, which only an admin may add to). BotOwned when the name (or one
-    differing only in case) is another author's, the organiser's, or a built-in's."""
+    differing only in case) is another author's, the organiser's, or a built-in's;
+    BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
+    names already (counted in the same transaction as the claim)."""
     if name.casefold().startswith(BUILTIN_PREFIX):
         raise BotOwned(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} are "
                        f"the built-in bots'")
@@ -232,6 +239,12 @@ def claim_bot(store: Store, author: Author, name: str) -> Author | None:
             raise BotOwned(f"bot name {name!r} belongs to the organiser; choose another "
                            f"name")
         if owner is None:
+            owned = store.owned_bots(author.id)
+            if max_bots is not None and not author.admin and len(owned) >= max_bots:
+                raise BotLimitReached(
+                    f"bot name {name!r} would be bot {len(owned) + 1} of author "
+                    f"{author.name!r}, past the limit of {max_bots}; add versions to one "
+                    f"of {', '.join(owned)} instead")
             owner = store.claim_bot_name(name, author.id)
     if owner is not None and owner.id != author.id and not author.admin:
         raise BotOwned(f"bot name {name!r} belongs to another author; choose another name")

@@ -14,6 +14,7 @@ from arena.accounts import (
     AccountError,
     AuthorExists,
     AuthorNameError,
+    BotLimitReached,
     BotOwned,
     RegistrationLimited,
     UnknownAuthor,
@@ -165,6 +166,20 @@ def test_a_bot_name_belongs_to_its_first_submitter(store: Store) -> None:
     assert store.bot_owners() == {"comet": "bob", "rocket": "ada"}
     assert accounts.may_act_on(store, ada, "rocket") and accounts.may_act_on(store, boss, "comet")
     assert not accounts.may_act_on(store, bob, "rocket")
+
+
+def test_the_bots_per_author_limit_counts_new_names_only(store: Store) -> None:
+    ada, _ = accounts.add_author(store, "ada")
+    boss, _ = accounts.add_author(store, "boss", admin=True)
+    for name in ("a1", "a2"):
+        accounts.claim_bot(store, ada, name, max_bots=2)
+    assert accounts.claim_bot(store, ada, "a1", max_bots=2) == ada  # a new version: fine
+    with pytest.raises(BotLimitReached, match="'a3' would be bot 3 of author 'ada', past "
+                                              "the limit of 2; add versions to one of a1, a2"):
+        accounts.claim_bot(store, ada, "a3", max_bots=2)
+    assert accounts.owned_bots(store, ada) == ["a1", "a2"]
+    for name in ("b1", "b2", "b3"):
+        accounts.claim_bot(store, boss, name, max_bots=2)  # the organiser has no limit
 
 
 def test_the_organisers_bots_and_the_builtins_are_not_claimable(store: Store) -> None:
