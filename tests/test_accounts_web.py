@@ -131,6 +131,13 @@ def test_no_or_a_wrong_token_is_401_json_with_www_authenticate(
         error["message"] + got.headers["www-authenticate"]
 
 
+def test_a_bare_token_is_401_and_not_repeated(client: TestClient,
+                                             ada: tuple[accounts.Author, str]) -> None:
+    got = client.get("/api/me", headers={"Authorization": ada[1]})
+    assert got.status_code == 401 and "a bare token" in got.json()["error"]["message"]
+    assert ada[1][:10] not in got.text
+
+
 def test_a_disabled_authors_token_is_401(tmp_path: Path, client: TestClient,
                                          ada: tuple[accounts.Author, str]) -> None:
     store = Store(tmp_path / "arena.db")

@@ -167,9 +167,11 @@ def api_author(request: Request) -> Author:
                         "this needs your API token, as the header 'Authorization: Bearer "
                         "TOKEN'", {"WWW-Authenticate": 'Bearer realm="arena"'})
     if not header.lower().startswith(_BEARER):
+        scheme = header.split(" ", 1)[0]
+        shown = "a bare token" if scheme.startswith(accounts.TOKEN_PREFIX) \
+            else f"{scheme[:20]!r} ..."  # never a piece of the token itself
         raise AuthError(401, "token-missing",
-                        f"the Authorization header must be 'Bearer TOKEN', not "
-                        f"{header.split(' ', 1)[0][:20]!r} ...",
+                        f"the Authorization header must be 'Bearer TOKEN', not {shown}",
                         {"WWW-Authenticate": 'Bearer realm="arena"'})
     author = author_of_token(request, header[len(_BEARER):].strip())
     if author is None:
