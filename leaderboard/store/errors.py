@@ -25,7 +25,7 @@ class StoreError(Exception):
 
 
 class NameTaken(StoreError):
-    """A tournament of that name exists already."""
+    """A tournament or an author of that name exists already."""
 
 
 class StoreBusyError(StoreError):

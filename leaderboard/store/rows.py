@@ -361,3 +361,25 @@ class StoredGame:
     moves: str
     tournament: str
     options: str
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """A bot author's account (issue 15 §2), as ``authors`` holds it; never its token
+    hash. ``disabled_at`` is None while the account is enabled."""
+
+    id: int
+    name: str
+    admin: bool
+    created_at: str
+    disabled_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """A web session, as ``sessions`` holds it (its id only as a SHA-256)."""
+
+    author_id: int
+    csrf: str
+    created_at: str
+    expires_at: str

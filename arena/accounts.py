@@ -1,0 +1,269 @@
+"""Bot authors' accounts (issue 15 §2): API tokens, web sessions and bot ownership.
+
+No password is stored at all. An author signs in with an API token of 256 random bits
+(``secrets.token_urlsafe(32)`` behind the prefix ``arena_``, which secret scanners
+can recognise), shown once; the database keeps only its SHA-256. SHA-256 is right for
+a random token, unlike a password: nothing can be guessed, so no slow hash is needed,
+and the hash is looked up by its index, never compared byte by byte in Python.
+
+A web session is a row too: its random id only as a SHA-256, its CSRF token, its
+expiry. Sign-out, a token reset and a disable delete the rows, so a cookie that still
+holds an id is worth nothing after them. A bot name belongs to the author who first
+submitted it; only that author, or an admin (the organiser), may add versions.
+
+Every error is an :class:`AccountError` (a ValueError) quoting the input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from datetime import UTC, datetime, timedelta
+
+from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreReader, now
+from leaderboard.store.rows import Author
+
+TOKEN_PREFIX = "arena_"
+"""Every API token begins with it (issue 15 §2: recognisable in a leaked file or log)."""
+TOKEN_BYTES = 32
+"""256 random bits per token and per session id (issue 15 §2)."""
+_TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}")
+_TOKEN_INSIDE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}(?![A-Za-z0-9_-])")
+
+NAME_RULE = ("1 to 40 characters of letters A-Z or a-z, digits, '_', '.' or '-', "
+             "beginning with a letter or a digit")
+"""What an author name may be, as the refusals say it."""
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+# Stricter than a bot name (arena.botstore): an author name appears in URLs, pages,
+# logs and `ps`, so plain ASCII without '/', ',', '@', spaces or lookalikes; a leading
+# '.' or '-' would hide a file or pose as an option. Case does not tell two apart.
+
+
+class AccountError(ValueError):
+    """Something about an account that cannot be done; the message says why."""
+
+
+class AuthorNameError(AccountError):
+    """An author name that breaks :data:`NAME_RULE`."""
+
+
+class AuthorExists(AccountError):
+    """An author of that name (in any case) exists already."""
+
+
+class UnknownAuthor(AccountError):
+    """No author of that name."""
+
+
+class BotOwned(AccountError):
+    """The bot name belongs to another author (or to the organiser)."""
+
+
+class BotLimitReached(AccountError):
+    """A new bot name would pass the author's limit of bots (``limits.bots_per_author``)."""
+
+
+class RegistrationLimited(AccountError):
+    """Too many accounts made from one address within the last hour."""
+
+
+def hash_secret(secret: str) -> str:
+    """The SHA-256 (hex) of a token or session id: all the database keeps of it."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    """A new API token: ``arena_`` and 256 random bits, URL-safe base64."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def looks_like_token(text: str) -> bool:
+    """Whether ``text`` has the shape of an API token (the prefix and 43 characters)."""
+    return _TOKEN_RE.fullmatch(text) is not None
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` holds something of a token's shape anywhere (a URL, a log line)."""
+    return _TOKEN_INSIDE.search(text) is not None
+
+
+def check_author_name(name: str) -> str:
+    """``name`` if it can name an author, else AuthorNameError quoting it and the rule."""
+    if _NAME_RE.fullmatch(name) is None:
+        raise AuthorNameError(f"author name {name!r} is not valid: use {NAME_RULE}")
+    return name
+
+
+# --------------------------------------------------------------------- authors
+def add_author(store: Store, name: str, *, admin: bool = False,
+               registered_from: str | None = None) -> tuple[Author, str]:
+    """Make an account; returns it with its API token, which is shown once and never
+    stored (only its hash is). ``admin``: the organiser's account, which may act on any
+    bot. AuthorNameError, or AuthorExists for a name taken in any case."""
+    check_author_name(name)
+    token = new_token()
+    try:
+        author = store.add_author(name, hash_secret(token), admin=admin,
+                                  registered_from=registered_from)
+    except NameTaken as err:
+        raise AuthorExists(str(err)) from None
+    return author, token
+
+
+def register(store: Store, name: str, address: str, per_hour: int) -> tuple[Author, str]:
+    """Open registration (issue 15 §2): an account made on the web form from client
+    ``address``, refused with RegistrationLimited once ``per_hour`` accounts were made
+    from it within the last hour. Counted in the database, in the same write
+    transaction as the new account, so the limit holds across restarts and between
+    concurrent requests."""
+    check_author_name(name)
+    since = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    with store.transaction(f"registering author {name!r}"):
+        made = store.registrations_since(address, since)
+        if made >= per_hour:
+            raise RegistrationLimited(
+                f"address {address!r} made {made} accounts within the last hour, the "
+                f"limit ({per_hour} an hour); try again later")
+        return add_author(store, name, registered_from=address)
+
+
+def get_author(reader: StoreReader, name: str) -> Author:
+    """The author named ``name``, else UnknownAuthor quoting it and the known names."""
+    author = reader.author(name)
+    if author is None:
+        known = [a.name for a in reader.authors()]
+        raise UnknownAuthor(f"no author {name!r}"
+                            + (f"; authors: {', '.join(known[:20])}"
+                               + (", ..." if len(known) > 20 else "") if known
+                               else "; add one with: arena author add NAME"))
+    return author
+
+
+def authenticate(reader: StoreReader, token: str) -> Author | None:
+    """The enabled author whose API token this is, or None (unknown, malformed or
+    disabled). The token is looked up by its hash, never compared as text."""
+    if not looks_like_token(token):
+        return None  # not even hashed: nothing of that shape was ever issued
+    digest = hash_secret(token)
+    author = reader.author_by_token_hash(digest)
+    if author is None or author.disabled_at is not None:
+        return None
+    return author
+
+
+def disable(store: Store, name: str) -> Author:
+    """Disable an author: their token no longer signs in and every session ends.
+    AccountError if disabled already."""
+    author = get_author(store, name)
+    if author.disabled_at is not None:
+        raise AccountError(f"author {name!r} is disabled already, since {author.disabled_at}")
+    store.set_author_disabled(author.id, True)
+    return get_author(store, name)
+
+
+def enable(store: Store, name: str) -> Author:
+    """Enable a disabled author again (with the token they had). AccountError if enabled."""
+    author = get_author(store, name)
+    if author.disabled_at is None:
+        raise AccountError(f"author {name!r} is not disabled")
+    store.set_author_disabled(author.id, False)
+    return get_author(store, name)
+
+
+def reset_token(store: Store, name: str) -> tuple[Author, str]:
+    """A new API token for author ``name`` (shown once): the old one stops working at
+    once, and every session of theirs ends."""
+    author = get_author(store, name)
+    token = new_token()
+    store.set_token_hash(author.id, hash_secret(token))
+    return author, token
+
+
+# -------------------------------------------------------------------- sessions
+def start_session(store: Store, author: Author, hours: float) -> tuple[str, str]:
+    """A new web session of ``author`` lasting ``hours``: (its id, for the signed
+    cookie; its CSRF token, for the forms). Only the id's hash is stored."""
+    session_id = secrets.token_urlsafe(TOKEN_BYTES)
+    csrf = secrets.token_urlsafe(TOKEN_BYTES)
+    expires = (datetime.now(UTC) + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    store.add_session(hash_secret(session_id), author.id, csrf, expires)
+    return session_id, csrf
+
+
+def session_of(reader: StoreReader, session_id: str) -> tuple[Author, str] | None:
+    """The author of an open session and its CSRF token, or None for a session that
+    never was, has expired or was ended, or whose author is disabled."""
+    if not session_id or len(session_id) > 128:
+        return None
+    row = reader.session(hash_secret(session_id))
+    if row is None or row.expires_at <= now():
+        return None
+    author = reader.author_by_id(row.author_id)
+    if author is None or author.disabled_at is not None:
+        return None
+    return author, row.csrf
+
+
+def end_session(store: Store, session_id: str) -> bool:
+    """End a session (sign-out): its id is worth nothing after. Whether it was open."""
+    return bool(session_id) and store.end_session(hash_secret(session_id))
+
+
+def csrf_matches(expected: str, given: str) -> bool:
+    """Whether a form's CSRF token is the session's, compared in constant time."""
+    return bool(expected) and hmac.compare_digest(expected.encode(), given.encode())
+
+
+# --------------------------------------------------------------- bot ownership
+def claim_bot(store: Store, author: Author, name: str, *,
+              max_bots: int | None = None) -> Author | None:
+    """Let ``author`` add versions to bot ``name``: the first author to submit a name
+    owns it (issue 15 §2). Returns the owner after the call (None: a bot the organiser
+    added from the CLI, which only an admin may add to). BotOwned when the name (or one
+    differing only in case) is another author's, the organiser's, or a built-in's;
+    BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
+    names already (counted in the same transaction as the claim)."""
+    if name.casefold().startswith(BUILTIN_PREFIX):
+        raise BotOwned(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} are "
+                       f"the built-in bots'")
+    # One write transaction: two authors submitting one new name at once cannot both
+    # pass the check and each believe the name is theirs.
+    with store.transaction(f"claiming bot name {name!r}"):
+        owner = store.bot_owner(name)
+        if owner is None and store.bot_exists(name):
+            # Registered by the organiser (`arena bot add`) before anyone submitted it.
+            if author.admin:
+                return None
+            raise BotOwned(f"bot name {name!r} belongs to the organiser; choose another "
+                           f"name")
+        if owner is None:
+            owned = store.owned_bots(author.id)
+            if max_bots is not None and not author.admin and len(owned) >= max_bots:
+                raise BotLimitReached(
+                    f"bot name {name!r} would be bot {len(owned) + 1} of author "
+                    f"{author.name!r}, past the limit of {max_bots}; add versions to one "
+                    f"of {', '.join(owned)} instead")
+            owner = store.claim_bot_name(name, author.id)
+    if owner is not None and owner.id != author.id and not author.admin:
+        raise BotOwned(f"bot name {name!r} belongs to another author; choose another name")
+    return owner
+
+
+def bot_owner(reader: StoreReader, name: str) -> Author | None:
+    """The author who owns bot name ``name``, or None (nobody, or the organiser)."""
+    return reader.bot_owner(name)
+
+
+def owned_bots(reader: StoreReader, author: Author) -> list[str]:
+    """The bot names ``author`` owns, sorted."""
+    return reader.owned_bots(author.id)
+
+
+def may_act_on(reader: StoreReader, author: Author, name: str) -> bool:
+    """Whether ``author`` may see and change bot ``name``: its owner, or an admin."""
+    if author.admin:
+        return True
+    owner = reader.bot_owner(name)
+    return owner is not None and owner.id == author.id
