@@ -27,7 +27,7 @@ from leaderboard.store import Store
 
 def make_app(tmp_path: Path, **server: object) -> Starlette:
     """A minimal app with the helpers on a real database: an API route, a page, forms."""
-    config = parse_config({"server": {"db": str(tmp_path / "arena.db"),
+    config = parse_config({"server": {"database": str(tmp_path / "arena.db"),
                                       "data_dir": str(tmp_path / "data"), **server}})
 
     def me(request: Request) -> Response:
