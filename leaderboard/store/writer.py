@@ -22,12 +22,13 @@ from .errors import NameTaken, StoreError
 from .reader import StoreReader
 from .rows import RatingRow, StoredResult
 from .schema import SCHEMA_VERSION, check, migrate_to
+from .writes_submissions import SubmissionWrites
 
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 
 
-class Store(StoreReader):
+class Store(SubmissionWrites, StoreReader):
     """An open Arena database, for reading and writing; created and migrated on open."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
