@@ -14,7 +14,7 @@ import shutil
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreReader
 from referee import scratch
 from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash, copy_tree, inside
 from referee.errors import BotSpecError
@@ -26,7 +26,7 @@ from referee.text import hidden
 
 HANDSHAKE_S = 10.0
 
-__all__ = ["add_bot", "content_hash", "handshake", "store_folder"]
+__all__ = ["add_bot", "check_bot_name", "content_hash", "handshake", "store_folder"]
 
 
 def store_folder(db_path: Path) -> Path:
@@ -64,15 +64,9 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
         return report.name
 
 
-def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
-            limits: Limits | None = None,
-            files: BotFileLimits = DEFAULT_LIMITS) -> tuple[dict, bool]:
-    """Check, copy and register a bot; returns (bot row, whether a new version was made).
-
-    The bot is copied first, under the caps of ``files`` and with fixed modes (issue 13
-    A6); the check, the hash and the store all use that copy, so what was checked is
-    what is kept, whatever happens to the author's folder meanwhile.
-    """
+def check_bot_name(store: StoreReader, name: str) -> str:
+    """``name`` if it can name a new bot or version in ``store``; BotSpecError otherwise
+    (shared by ``arena bot add`` and the server's submissions, issue 15 §3)."""
     # ',' separates the names of `tournament run --bots` and '@' starts a version there
     # (NAME@2), so a name holding either could never be entered in a tournament.
     if (not name or any(c in name for c in "/,@") or name.startswith(".")
@@ -93,6 +87,19 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             raise BotSpecError(f"bot name {name!r} differs only in case from {known!r}; "
                                f"their files and pages would be one on a case-insensitive "
                                f"file system: choose another name")
+    return name
+
+
+def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
+            limits: Limits | None = None,
+            files: BotFileLimits = DEFAULT_LIMITS) -> tuple[dict, bool]:
+    """Check, copy and register a bot; returns (bot row, whether a new version was made).
+
+    The bot is copied first, under the caps of ``files`` and with fixed modes (issue 13
+    A6); the check, the hash and the store all use that copy, so what was checked is
+    what is kept, whatever happens to the author's folder meanwhile.
+    """
+    check_bot_name(store, name)
     source = Path(path).expanduser()
     load_program(str(source), files)  # a clear error for a missing or unrunnable bot, first
     source = source.resolve()
