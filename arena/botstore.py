@@ -26,7 +26,8 @@ from referee.text import hidden
 
 HANDSHAKE_S = 10.0
 
-__all__ = ["add_bot", "check_bot_name", "content_hash", "handshake", "store_folder"]
+__all__ = ["add_bot", "check_bot_name", "content_hash", "handshake", "keep_bot",
+           "store_folder"]
 
 
 def store_folder(db_path: Path) -> Path:
@@ -99,6 +100,18 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     A6); the check, the hash and the store all use that copy, so what was checked is
     what is kept, whatever happens to the author's folder meanwhile.
     """
+    digest, stored = keep_bot(store, name, path, sandbox, limits, files)
+    return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")
+
+
+def keep_bot(store: StoreReader, name: str, path: str, sandbox: str = "auto",
+             limits: Limits | None = None, files: BotFileLimits = DEFAULT_LIMITS,
+             greet: bool = True) -> tuple[str, Path]:
+    """Copy a bot into the store folder (after its handshake, if ``greet``) under
+    ``NAME/HASH/``; its content hash and stored path, for :meth:`Store.add_bot`.
+
+    Storing the same content again finds the copy already there, so a job run again
+    after a kill -9 (issue 15 §3) keeps one copy."""
     check_bot_name(store, name)
     source = Path(path).expanduser()
     load_program(str(source), files)  # a clear error for a missing or unrunnable bot, first
@@ -114,7 +127,8 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     try:
         copy = inside(staging, source.name)
         copy_tree(source, copy, files)
-        handshake(str(copy), sandbox, limits, shown=path)
+        if greet:
+            handshake(str(copy), sandbox, limits, shown=path)
         digest = content_hash(copy)
         target = inside(folder, digest[:16])
         for _ in range(3):
@@ -138,5 +152,4 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             folder.rmdir()  # only if empty: a refused first bot of this name leaves nothing
         except OSError:
             pass
-    stored = target / source.name
-    return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")
+    return digest, target / source.name
