@@ -30,7 +30,7 @@ READS = {"games", "bot check", "bot list", "bot show", "bot logs", "tournament l
 """The commands that read and print: each has ``--json`` (the developers' rule).
 ``bot check`` reads a bot; ``leaderboard`` also has the writing ``leaderboard rebuild``."""
 OTHERS = {"play", "bot add", "bot remove", "tournament run", "tournament resume", "demo",
-          "serve", "export-html"}
+          "serve", "export-html", "submit"}
 """The commands that run games, write the store or serve: ``play`` has ``--json`` too."""
 
 

@@ -10,6 +10,7 @@ the root group and adds them to it:
 | :mod:`~arena.cli.tournament` | ``tournament run/resume/list/show``, ``demo`` |
 | :mod:`~arena.cli.results` | ``leaderboard``, ``results``, ``replay`` |
 | :mod:`~arena.cli.web` | ``serve``, ``export-html`` |
+| :mod:`~arena.cli.submit` | ``submit`` |
 
 The option sets several commands share are decorators in :mod:`~arena.cli.options`;
 :mod:`~arena.cli.common` opens the store and turns library errors into click
@@ -24,7 +25,7 @@ import click
 
 from arena import __version__, interrupts
 
-from . import bot, games, results, tournament, web
+from . import bot, games, results, submit, tournament, web
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -43,7 +44,7 @@ def main(verbose: int) -> None:
 
 for command in (games.games, games.play, bot.bot, tournament.tournament_group,
                 tournament.demo_command, results.leaderboard, results.results,
-                results.replay, web.serve, web.export):
+                results.replay, web.serve, web.export, submit.submit):
     main.add_command(command)
 
 __all__ = ["main"]

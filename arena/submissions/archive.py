@@ -95,6 +95,9 @@ class ArchiveLimits:
                    uploads.max_entries, uploads.max_ratio)
 
 
+DEFAULT_LIMITS = ArchiveLimits()
+
+
 @dataclass(frozen=True)
 class Entry:
     """One checked entry: its normalised name, whether a folder, its mode and size."""
@@ -424,7 +427,7 @@ def _entries(path: Path, fmt: str | None, limits: ArchiveLimits,
 
 
 def check_archive(path: Path, fmt: str | None = None,
-                  limits: ArchiveLimits = ArchiveLimits()) -> Checked:
+                  limits: ArchiveLimits = DEFAULT_LIMITS) -> Checked:
     """Check every rule on every entry of the archive at ``path``, writing nothing.
 
     ``fmt`` is the declared format (None: none declared); the bytes decide."""
@@ -438,7 +441,7 @@ def check_archive(path: Path, fmt: str | None = None,
 
 
 def unpack(path: Path, dest: Path, fmt: str | None = None,
-           limits: ArchiveLimits = ArchiveLimits()) -> Checked:
+           limits: ArchiveLimits = DEFAULT_LIMITS) -> Checked:
     """Check the archive, then unpack it into ``dest``, a folder made here (it must not
     exist); every rule is enforced again on the bytes as they are written."""
     checked = check_archive(path, fmt, limits)
