@@ -53,6 +53,9 @@ class Config(Protocol):
     def data_path(self) -> Path: ...
 
     @property
+    def db_path(self) -> Path: ...
+
+    @property
     def uploads(self) -> Any: ...
 
     @property
@@ -155,22 +158,32 @@ def accept(store: Store, config: Config, author: Author, bot_name: str, game: st
         incoming.discard()
 
 
-async def accept_async(store: Store, config: Config, author: Author, bot_name: str,
-                       game: str, chunks: AsyncIterable[bytes], fmt: str | None,
+async def accept_async(config: Config, author: Author, bot_name: str, game: str,
+                       chunks: AsyncIterable[bytes], fmt: str | None,
                        claim: Claim | None = None) -> Submission:
-    """:func:`accept` for an ASGI request's ``request.stream()``: the body is read here,
-    the file work and the store in a worker thread (``store`` must be usable from it:
-    open it with ``check_same_thread`` off, or pass a Store opened for the call)."""
-    await asyncio.to_thread(precheck, store, config, author, bot_name, game)
+    """:func:`accept` for an ASGI request's ``request.stream()``. The body is read on the
+    event loop; the checks, the file work and the store run in worker threads, each
+    with a Store of ``config.db_path`` of its own (an SQLite connection belongs to the
+    thread that opened it)."""
+    await asyncio.to_thread(_with_store, config, precheck, config, author, bot_name, game)
     incoming = await asyncio.to_thread(_Incoming, config)
     try:
         async for chunk in chunks:
             incoming.add(chunk)
         incoming.close()
-        return await asyncio.to_thread(_store, store, config, author, bot_name, game,
-                                       incoming, fmt, claim)
+        return await asyncio.to_thread(_with_store, config, _store, config, author,
+                                       bot_name, game, incoming, fmt, claim)
     finally:
         incoming.discard()
+
+
+def _with_store(config: Config, step: Callable[..., Any], *args: Any) -> Any:
+    """Run ``step(store, *args)`` with a Store opened (and closed) in this thread."""
+    store = Store(config.db_path)
+    try:
+        return step(store, *args)
+    finally:
+        store.close()
 
 
 def _store(store: Store, config: Config, author: Author, bot_name: str, game: str,
