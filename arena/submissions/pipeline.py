@@ -133,7 +133,12 @@ class Pipeline:
         store = Store(self.config.db_path)
         try:
             while not self._stop.is_set():
-                if not self.run_once(store):
+                try:
+                    ran = self.run_once(store)
+                except Exception:  # the store busy, say: logged, and the worker goes on
+                    log.exception("the submissions worker could not take or finish a job")
+                    ran = False
+                if not ran:
                     self._wake.wait(POLL_S)
                     self._wake.clear()
         finally:
