@@ -141,14 +141,17 @@ def test_a_zip_whose_headers_lie_about_a_size_is_refused_while_unpacking(
 
 
 def test_the_gzip_stream_is_counted_as_it_is_decompressed(tmp_path: Path) -> None:
-    """A tar bomb whose headers pass (a low ratio cap is the only rule it breaks): the
-    decompressed stream is refused as it grows, long before it is all read."""
-    path = write(tmp_path, hostile.tar_bomb(8 << 20))
+    """A pax header of 256 MiB: no file's header counts it, so only the count of the
+    decompressed stream refuses it, as it grows, long before it is all read."""
+    path = write(tmp_path, hostile.pax_bomb())
     started = time.monotonic()
     with pytest.raises(ArchiveError) as refused:
-        check_archive(path, limits=ArchiveLimits(max_ratio=2))
-    assert refused.value.rule == "archive-ratio"
+        check_archive(path)
+    assert (refused.value.rule, refused.value.entry) == ("archive-ratio", "")
     assert time.monotonic() - started < 30
+    with pytest.raises(ArchiveError) as refused:
+        check_archive(path, limits=ArchiveLimits(max_ratio=10_000, max_unpacked_bytes=8 << 20))
+    assert refused.value.rule == "archive-unpacked-size"
 
 
 @pytest.mark.parametrize(("name", "rule"), [

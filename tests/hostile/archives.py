@@ -151,6 +151,18 @@ def tar_bomb(size: int = 256 << 20) -> bytes:
     return b"".join(out)
 
 
+def pax_bomb(size: int = 256 << 20) -> bytes:
+    """A tar.gz whose first entry is a pax extended header claiming ``size`` bytes: no
+    file's header counts them, and tarfile reads such a header whole into memory."""
+    info = _info("././@PaxHeader", tarfile.XHDTYPE, size=size)
+    compress = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out = [compress.compress(info.tobuf(tarfile.USTAR_FORMAT))]
+    zeros = bytes(1 << 20)
+    out += [compress.compress(zeros) for _ in range(size >> 20)]
+    out.append(compress.flush())
+    return b"".join(out)
+
+
 def zip_bomb(size: int = 64 << 20) -> bytes:
     """A zip of one file of ``size`` zeros (64 MiB, deflated to about 64 KiB)."""
     buffer = io.BytesIO()
