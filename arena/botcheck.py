@@ -24,6 +24,7 @@ from referee.match import Clocks, play_match
 from referee.programs import BotProgram, load_program
 from referee.records import GameRecord
 from referee.sandbox import Limits
+from referee.text import printable
 
 SLOW_FRACTION = 0.5
 """A reply slower than this share of the deadline is reported as a warning."""
@@ -32,6 +33,8 @@ STDERR_NOISE = 4096
 TAIL_LINES = 12
 """Lines of the bot's stderr (or of its build's output) quoted in a report."""
 TAIL_CHARS = 2000
+STDERR_KEPT = 64 * 1024
+"""Bytes of the end of a bot's stderr a check's findings keep (the size is said)."""
 
 # How the sandbox's layers (the start gate's shell, bwrap, setpriv) and a plain exec say
 # that the bot's command could not be executed; they exit 126 or 127 (POSIX shells) then.
@@ -56,6 +59,11 @@ class Findings:
     """The last lines of the bot's stderr, when it did not show up or crashed."""
     build_log: list[str] = field(default_factory=list)
     """The last lines of a failed build's output."""
+    stderr: str = ""
+    """The end of the bot's stderr in all its games (at most STDERR_KEPT bytes of it,
+    control characters escaped), for its author to read (issue 15 §3)."""
+    stderr_bytes: int = 0
+    """The size of the bot's whole stderr, of which ``stderr`` is the end."""
 
     @property
     def passed(self) -> bool:
@@ -66,6 +74,7 @@ class Findings:
         return {"bot": self.bot, "game": self.game, "passed": self.passed,
                 "problems": self.problems, "warnings": self.warnings, "notes": self.notes,
                 "hints": self.hints, "stderr_tail": self.stderr_tail, "build_log": self.build_log,
+                "stderr": self.stderr, "stderr_bytes": self.stderr_bytes,
                 "games": [r.to_json() for r in self.records]}
 
 
@@ -111,6 +120,8 @@ def check_bot(path: str, game_id: str, games: int = 3, seed: int = 1,
             return findings
         stderr = b"".join(p.read_bytes() for p in Path(tmp).glob("seat0-*.stderr.log"))
     findings.records = records
+    findings.stderr_bytes = len(stderr)
+    findings.stderr = printable(stderr[-STDERR_KEPT:].decode(errors="replace"))
     _judge(findings, records, stderr, clocks, games)
     findings.hints = _hints(program, findings)
     return findings

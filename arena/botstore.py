@@ -14,7 +14,7 @@ import shutil
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreReader
 from referee import scratch
 from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash, copy_tree, inside
 from referee.errors import BotSpecError
@@ -26,7 +26,8 @@ from referee.text import hidden
 
 HANDSHAKE_S = 10.0
 
-__all__ = ["add_bot", "content_hash", "handshake", "store_folder"]
+__all__ = ["add_bot", "check_bot_name", "content_hash", "handshake", "keep_bot",
+           "store_folder"]
 
 
 def store_folder(db_path: Path) -> Path:
@@ -64,15 +65,9 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
         return report.name
 
 
-def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
-            limits: Limits | None = None,
-            files: BotFileLimits = DEFAULT_LIMITS) -> tuple[dict, bool]:
-    """Check, copy and register a bot; returns (bot row, whether a new version was made).
-
-    The bot is copied first, under the caps of ``files`` and with fixed modes (issue 13
-    A6); the check, the hash and the store all use that copy, so what was checked is
-    what is kept, whatever happens to the author's folder meanwhile.
-    """
+def check_bot_name(store: StoreReader, name: str) -> str:
+    """``name`` if it can name a new bot or version in ``store``; BotSpecError otherwise
+    (shared by ``arena bot add`` and the server's submissions, issue 15 §3)."""
     # ',' separates the names of `tournament run --bots` and '@' starts a version there
     # (NAME@2), so a name holding either could never be entered in a tournament.
     if (not name or any(c in name for c in "/,@") or name.startswith(".")
@@ -93,6 +88,31 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             raise BotSpecError(f"bot name {name!r} differs only in case from {known!r}; "
                                f"their files and pages would be one on a case-insensitive "
                                f"file system: choose another name")
+    return name
+
+
+def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
+            limits: Limits | None = None,
+            files: BotFileLimits = DEFAULT_LIMITS) -> tuple[dict, bool]:
+    """Check, copy and register a bot; returns (bot row, whether a new version was made).
+
+    The bot is copied first, under the caps of ``files`` and with fixed modes (issue 13
+    A6); the check, the hash and the store all use that copy, so what was checked is
+    what is kept, whatever happens to the author's folder meanwhile.
+    """
+    digest, stored = keep_bot(store, name, path, sandbox, limits, files)
+    return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")
+
+
+def keep_bot(store: StoreReader, name: str, path: str, sandbox: str = "auto",
+             limits: Limits | None = None, files: BotFileLimits = DEFAULT_LIMITS,
+             greet: bool = True) -> tuple[str, Path]:
+    """Copy a bot into the store folder (after its handshake, if ``greet``) under
+    ``NAME/HASH/``; its content hash and stored path, for :meth:`Store.add_bot`.
+
+    Storing the same content again finds the copy already there, so a job run again
+    after a kill -9 (issue 15 §3) keeps one copy."""
+    check_bot_name(store, name)
     source = Path(path).expanduser()
     load_program(str(source), files)  # a clear error for a missing or unrunnable bot, first
     source = source.resolve()
@@ -107,7 +127,8 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
     try:
         copy = inside(staging, source.name)
         copy_tree(source, copy, files)
-        handshake(str(copy), sandbox, limits, shown=path)
+        if greet:
+            handshake(str(copy), sandbox, limits, shown=path)
         digest = content_hash(copy)
         target = inside(folder, digest[:16])
         for _ in range(3):
@@ -131,5 +152,4 @@ def add_bot(store: Store, name: str, path: str, sandbox: str = "auto",
             folder.rmdir()  # only if empty: a refused first bot of this name leaves nothing
         except OSError:
             pass
-    stored = target / source.name
-    return store.add_bot(name, digest, str(stored), "folder" if stored.is_dir() else "file")
+    return digest, target / source.name

@@ -32,7 +32,7 @@ READS = {"games", "bot check", "bot list", "bot show", "bot logs", "tournament l
 ``bot check`` reads a bot; ``leaderboard`` also has the writing ``leaderboard rebuild``."""
 OTHERS = {"play", "bot add", "bot remove", "tournament run", "tournament resume", "demo",
           "serve", "export-html", "author add", "author disable", "author enable",
-          "author token-reset"}
+          "author token-reset", "submit"}
 """The commands that run games, write the store or serve: ``play`` has ``--json`` too."""
 
 

@@ -11,6 +11,7 @@ the root group and adds them to it:
 | :mod:`~arena.cli.results` | ``leaderboard``, ``results``, ``replay`` |
 | :mod:`~arena.cli.web` | ``serve``, ``export-html`` |
 | :mod:`~arena.cli.author` | ``author add/list/show/disable/enable/token-reset`` |
+| :mod:`~arena.cli.submit` | ``submit`` |
 
 The option sets several commands share are decorators in :mod:`~arena.cli.options`;
 :mod:`~arena.cli.common` opens the store and turns library errors into click
@@ -25,7 +26,7 @@ import click
 
 from arena import __version__, interrupts
 
-from . import author, bot, games, results, tournament, web
+from . import author, bot, games, results, submit, tournament, web
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,7 +45,7 @@ def main(verbose: int) -> None:
 
 for command in (games.games, games.play, bot.bot, tournament.tournament_group,
                 tournament.demo_command, results.leaderboard, results.results,
-                results.replay, web.serve, web.export, author.author):
+                results.replay, web.serve, web.export, author.author, submit.submit):
     main.add_command(command)
 
 __all__ = ["main"]

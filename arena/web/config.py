@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -91,6 +91,13 @@ class JobSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     check_games: Positive = 3
     workers: Positive = 1
     """Submissions built and checked at once."""
+    sandbox: Literal["auto", "required", "none"] = "required"
+    """How uploaded bots are built and checked: a server runs strangers' code, so the
+    default refuses to run without bubblewrap (``none`` is for tests only)."""
+    max_attempts: Positive = 3
+    """Times a job is started before a server that keeps stopping during it gives up."""
+    log_kb: Positive = 64
+    """Of a build log and of a bot's stderr, what is kept for its author (a tail)."""
 
 
 class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -22,10 +22,11 @@ from .reads_ratings import Order
 from .rows import as_dicts
 from .schema import APPLICATION, SCHEMA_VERSION
 from .writer import BUSY_TIMEOUT_S, Store, check_tournament_name, dumps
+from .writes_submissions import SubmissionLimitError
 
 __all__ = [
     "APPLICATION", "BUILTIN_KIND", "BUILTIN_PREFIX", "BUSY_TIMEOUT_S", "READ_BUSY_TIMEOUT_S",
     "SCHEMA_VERSION", "NameTaken", "Order", "Store", "StoreBusyError", "StoreCorruptError",
-    "StoreError", "StoreReadOnlyError", "StoreReader", "as_dicts", "check_tournament_name",
+    "StoreError", "StoreReadOnlyError", "StoreReader", "SubmissionLimitError", "as_dicts", "check_tournament_name",
     "demo_hint", "dumps", "now", "rows",
 ]

@@ -19,13 +19,18 @@ from .reads_accounts import AccountReads
 from .reads_bots import BotReads
 from .reads_games import GameReads
 from .reads_ratings import RatingReads
+from .reads_submissions import SubmissionReads
 from .schema import check
 
 READ_BUSY_TIMEOUT_S = 2.0
 """How long a reader waits for a writer that blocks readers (not in WAL mode)."""
 
 
+<<<<<<< HEAD
 class StoreReader(BotReads, GameReads, RatingReads, AccountReads):
+=======
+class StoreReader(BotReads, GameReads, RatingReads, SubmissionReads):
+>>>>>>> submissions
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:

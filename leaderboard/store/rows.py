@@ -364,6 +364,7 @@ class StoredGame:
 
 
 @dataclass(frozen=True, slots=True)
+<<<<<<< HEAD
 class Author:
     """A bot author's account (issue 15 §2), as ``authors`` holds it; never its token
     hash. ``disabled_at`` is None while the account is enabled."""
@@ -383,3 +384,30 @@ class SessionRow:
     csrf: str
     created_at: str
     expires_at: str
+=======
+class SubmissionRow:
+    """One submission (issue 15 §3): a job ``received -> building -> checking -> active |
+    failed``; ``report`` is the check's JSON report, decoded; ``bot_id`` the version it
+    made (active ones only); ``stderr_bytes`` the bot's whole stderr, of which ``stderr``
+    is a tail."""
+
+    id: int
+    author_id: int
+    bot_name: str
+    game: str
+    archive_sha256: str
+    archive_bytes: int
+    archive_format: str
+    state: str
+    received_at: str
+    updated_at: str
+    attempts: int
+    bot_id: int | None
+    error: str | None
+    report: dict[str, Any] | None
+    build_log: str | None
+    stderr: str | None
+    stderr_bytes: int | None
+    version: int | None
+    """The version of ``bot_name`` it made (None until active)."""
+>>>>>>> submissions
