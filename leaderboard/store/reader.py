@@ -26,11 +26,7 @@ READ_BUSY_TIMEOUT_S = 2.0
 """How long a reader waits for a writer that blocks readers (not in WAL mode)."""
 
 
-<<<<<<< HEAD
-class StoreReader(BotReads, GameReads, RatingReads, AccountReads):
-=======
-class StoreReader(BotReads, GameReads, RatingReads, SubmissionReads):
->>>>>>> submissions
+class StoreReader(BotReads, GameReads, RatingReads, AccountReads, SubmissionReads):
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:

@@ -364,7 +364,6 @@ class StoredGame:
 
 
 @dataclass(frozen=True, slots=True)
-<<<<<<< HEAD
 class Author:
     """A bot author's account (issue 15 §2), as ``authors`` holds it; never its token
     hash. ``disabled_at`` is None while the account is enabled."""
@@ -384,7 +383,9 @@ class SessionRow:
     csrf: str
     created_at: str
     expires_at: str
-=======
+
+
+@dataclass(frozen=True, slots=True)
 class SubmissionRow:
     """One submission (issue 15 §3): a job ``received -> building -> checking -> active |
     failed``; ``report`` is the check's JSON report, decoded; ``bot_id`` the version it
@@ -410,4 +411,3 @@ class SubmissionRow:
     stderr_bytes: int | None
     version: int | None
     """The version of ``bot_name`` it made (None until active)."""
->>>>>>> submissions

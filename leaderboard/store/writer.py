@@ -22,21 +22,14 @@ from .errors import NameTaken, StoreError
 from .reader import StoreReader
 from .rows import RatingRow, StoredResult
 from .schema import SCHEMA_VERSION, check, migrate_to
-<<<<<<< HEAD
 from .writes_accounts import AccountWrites
-=======
 from .writes_submissions import SubmissionWrites
->>>>>>> submissions
 
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 
 
-<<<<<<< HEAD
-class Store(StoreReader, AccountWrites):
-=======
-class Store(SubmissionWrites, StoreReader):
->>>>>>> submissions
+class Store(AccountWrites, SubmissionWrites, StoreReader):
     """An open Arena database, for reading and writing; created and migrated on open."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
