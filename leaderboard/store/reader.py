@@ -17,6 +17,7 @@ from .base import demo_hint
 from .errors import StoreError
 from .reads_bots import BotReads
 from .reads_games import GameReads
+from .reads_pages import PageReads
 from .reads_ratings import RatingReads
 from .schema import check
 
@@ -24,7 +25,7 @@ READ_BUSY_TIMEOUT_S = 2.0
 """How long a reader waits for a writer that blocks readers (not in WAL mode)."""
 
 
-class StoreReader(BotReads, GameReads, RatingReads):
+class StoreReader(BotReads, GameReads, RatingReads, PageReads):
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:
