@@ -15,16 +15,17 @@ import pytest
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
 from leaderboard.store import Store, StoreReader
-from leaderboard.web import data
+from leaderboard.web import author_data, data
 from leaderboard.web.data import PageError
 
-from .helpers import ROOT, sql
+from .helpers import sql
 
 FIRST_BOT = """\
 import sys
 from protocol.client import run
+print("\u00e9" * 5000, file=sys.stderr)  # two bytes a character: size in bytes, not chars
 def act(observation, legal):
-    print("first thinks", file=sys.stderr)
+    print("first thinks <b>", file=sys.stderr)
     return legal[0]
 run(act, name="first")
 """
@@ -242,8 +243,97 @@ def test_standings_share_a_place_on_a_full_tie_and_list_idle_entrants_last(
     store.close()
 
 
-def test_the_fixture_is_what_the_tests_assume(db: Path) -> None:
-    """Faults happened and stderr was kept: the author tests rely on both."""
+
+
+# ----------------------------------------------------------- an author's pages
+def test_an_author_sees_their_bots_and_every_version(reader: StoreReader) -> None:
+    bots = author_data.author_bots(reader, ["first", "faulty", "pending"])
+    assert [b["name"] for b in bots] == ["faulty", "first", "pending"]
+    first = bots[1]
+    assert [(v["version"], v["label"], v["removed"]) for v in first["versions"]] == [
+        (1, "first@1", False), (2, "first@2", False)]
+    rows = reader.bot_versions("first")
+    assert [(v["hash"], v["added_at"], v["id"]) for v in first["versions"]] == [
+        (r.hash, r.added_at, r.id) for r in rows]
+    assert first["newest"] == 2 and not first["removed"]
+    assert bots[2] == {"name": "pending", "newest": None, "removed": False, "versions": []}
+    json.dumps(bots)
+
+
+def test_an_author_reads_each_matchs_stderr_cut_with_its_size_said(
+        db: Path, reader: StoreReader) -> None:
+    logs = author_data.bot_logs(reader, ["first"], "first", max_chars=100)
+    truth = sql(reader, "SELECT l.id, l.text, b.version FROM logs l JOIN bots b "
+                        "ON b.id = l.bot_id WHERE b.name = 'first' ORDER BY l.id DESC")
+    assert [g["id"] for g in logs] == [t["id"] for t in truth][:author_data.LOGS]
+    assert {g["version"] for g in logs} == {1, 2}
+    for log, stored in zip(logs, truth, strict=False):
+        whole = stored["text"]
+        assert log["text"] == whole[:100] and log["truncated"] == (len(whole) > 100)
+        assert (log["bytes"], log["chars"]) == (len(whole.encode()), len(whole))
+        assert log["bytes"] > log["chars"]  # the accented line: bytes, not characters
+    only = author_data.bot_logs(reader, ["first"], "first", version=2, limit=1,
+                                max_chars=10**6)
+    assert len(only) == 1 and only[0]["version"] == 2 and only[0]["label"] == "first@2"
+    assert not only[0]["truncated"] and only[0]["chars"] == len(only[0]["text"])
+    assert "first thinks <b>" in only[0]["text"]  # as written: the template escapes it
+
+
+@pytest.mark.parametrize(("names", "name", "version"), [
+    (["first"], "faulty", None),  # another author's bot
+    (["first"], "nobody", None),  # no such bot at all: the same 404
+    ([], "first", None),
+    (["first"], "first", 9),
+])
+def test_another_authors_or_an_unknown_bots_logs_are_a_404(
+        reader: StoreReader, names: list[str], name: str, version: int | None) -> None:
+    with pytest.raises(PageError) as err:
+        author_data.bot_logs(reader, names, name, version)
+    assert err.value.status == 404
+    if version is None:  # a bot not theirs reads as one that does not exist
+        assert err.value.message == f"You have no bot named {name!r}."
+
+
+def test_an_authors_games_link_the_replay_from_their_own_seat(
+        db: Path, reader: StoreReader) -> None:
+    games = author_data.author_games(reader, ["faulty"], limit=100)
+    seats = [s for s in seats_of(db) if s["name"] == "faulty"]
+    assert sorted((g["id"], g["seat"]) for g in games) == sorted(
+        (s["id"], s["seat"]) for s in seats)
+    for g in games:
+        assert g["replay"] == f"{g['id']}-seat{g['seat']}" and g["bot"] == "faulty"
+        assert author_data.seat_of(reader, g["id"], ["faulty"]) == [g["seat"]]
+        assert g["seat"] not in [o["seat"] for o in g["opponents"]]
+
+
+def test_seat_of_is_empty_for_a_game_without_the_authors_bots(
+        db: Path, reader: StoreReader) -> None:
     seats = seats_of(db)
-    assert any(s["status"] != "ok" for s in seats if s["name"] == "faulty")
-    assert ROOT.is_dir()
+    sm2 = {s["id"] for s in seats if s["tournament"] == "sm-2"}
+    game = min(sm2)
+    assert author_data.seat_of(reader, game, ["first"]) == [
+        s["seat"] for s in seats if s["id"] == game and s["name"] == "first"]
+    assert author_data.seat_of(reader, game, ["nobody"]) == []
+    assert author_data.seat_of(reader, game, []) == []
+    assert author_data.seat_of(reader, 10**9, ["first"]) == []
+    both = author_data.seat_of(reader, game, ["first", "faulty", "first"])
+    assert both == sorted(s["seat"] for s in seats if s["id"] == game
+                          and s["name"] in ("first", "faulty"))
+
+
+def test_an_author_sees_each_fault_with_its_causes(db: Path, reader: StoreReader) -> None:
+    faults = author_data.author_faults(reader, ["faulty", "first"])
+    stored = sql(reader, "SELECT s.game_id, s.seat, s.status, s.fault_log FROM seats s "
+                         "JOIN bots b ON b.id = s.bot_id WHERE b.name = 'faulty' AND "
+                         "(s.status != 'ok' OR s.fault_log != '[]') ORDER BY s.game_id DESC")
+    assert stored, "the fixture's faulty bot must fault"
+    assert [(f["id"], f["seat"], f["status"]) for f in faults] == [
+        (s["game_id"], s["seat"], s["status"]) for s in stored][:author_data.FAULTS]
+    for f, s in zip(faults, stored, strict=False):
+        log = json.loads(s["fault_log"])
+        assert [f"{c['kind']}: {c['detail']}" for c in f["causes"]] == log
+        assert all(c["kind"] and c["kind"] in f["faults"] for c in f["causes"])
+        assert "NOT-AN-ACTION" in " ".join(c["detail"] for c in f["causes"])
+        assert f["replay"] == f"{f['id']}-seat{f['seat']}" and f["label"] == "faulty@1"
+    assert author_data.author_faults(reader, ["first"]) == []
+    assert author_data.cause("no colon here") == {"kind": "", "detail": "no colon here"}

@@ -100,18 +100,20 @@ class PageReads(Connection):
             "WHERE g.tournament_id = ? AND g.void = 0 GROUP BY x.bot_id, y.bot_id "
             "ORDER BY x.bot_id, y.bot_id", (tournament_id,))]
 
-    def version_logs(self, bot_id: int, limit: int, max_chars: int) -> list[VersionLog]:
-        """The newest ``limit`` captured stderr logs of one bot version, one per match and
-        seat, newest first, each text cut to its first ``max_chars`` characters (the
+    def version_logs(self, bot_ids: Sequence[int], limit: int,
+                     max_chars: int) -> list[VersionLog]:
+        """The newest ``limit`` captured stderr logs of these bot versions, one per match
+        and seat, newest first, each text cut to its first ``max_chars`` characters (the
         whole text's size given); none for a database from before schema 3."""
-        if "logs" not in self._tables():
+        if not bot_ids or "logs" not in self._tables():
             return []
         return [VersionLog(**r) for r in self._rows(
-            "SELECT l.id, t.name AS tournament, t.id AS tid, l.match, l.seat, b.version, "
-            "l.stored_at, length(CAST(l.text AS BLOB)) AS bytes, length(l.text) AS chars, "
-            "substr(l.text, 1, ?) AS text FROM logs l JOIN bots b ON b.id = l.bot_id "
-            "JOIN tournaments t ON t.id = l.tournament_id WHERE l.bot_id = ? "
-            "ORDER BY l.id DESC LIMIT ?", (max_chars, bot_id, limit))]
+            f"SELECT l.id, t.name AS tournament, t.id AS tid, l.match, l.seat, b.version, "
+            f"l.stored_at, length(CAST(l.text AS BLOB)) AS bytes, length(l.text) AS chars, "
+            f"substr(l.text, 1, ?) AS text FROM logs l JOIN bots b ON b.id = l.bot_id "
+            f"JOIN tournaments t ON t.id = l.tournament_id "
+            f"WHERE l.bot_id IN ({_marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
+            [max_chars, *bot_ids, limit])]
 
     def seat_faults(self, bot_ids: Sequence[int], limit: int) -> list[SeatFault]:
         """The newest ``limit`` seats of these bot versions that faulted (a status other
