@@ -15,11 +15,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..board import environment_of
+from ..board import environment_of, fresh
 from ..store import Order, StoreReader
 from ..store.rows import HeadToHeadPair, HeadToHeadPlayer, LeaderboardRow, TournamentProgress
 from ..store.rows_pages import EntrantStanding
-from ..stream import Ratings
 
 
 class PageError(Exception):
@@ -74,16 +73,17 @@ def rating_history(store: StoreReader, game: str) -> dict[int, list[dict[str, An
     with _HISTORY_LOCK:
         if key in _HISTORY_CACHE:
             return _HISTORY_CACHE[key]
-    ratings = Ratings(environment_of(board))
     history: dict[int, list[dict[str, Any]]] = {}
-    for result in store.result_stream(game, order=Order(board.order), rated_only=True):
-        new = ratings.apply(result)
-        if new is None:  # void: never rated
-            continue
-        for seat, rating in zip(result.seats, new, strict=True):
-            history.setdefault(seat.bot_id, []).append({
-                "n": ratings.count, "game_id": result.game_id, "rank": seat.rank,
-                "mu": rating.mu, "sigma": rating.sigma})
+    with store.snapshot():  # the bots' lineage and the results of one moment
+        ratings = fresh(store, environment_of(board))
+        for result in store.result_stream(game, order=Order(board.order), rated_only=True):
+            new = ratings.apply(result)
+            if new is None:  # void: never rated
+                continue
+            for seat, rating in zip(result.seats, new, strict=True):
+                history.setdefault(seat.bot_id, []).append({
+                    "n": ratings.count, "game_id": result.game_id, "rank": seat.rank,
+                    "mu": rating.mu, "sigma": rating.sigma})
     with _HISTORY_LOCK:
         if len(_HISTORY_CACHE) > 32:
             _HISTORY_CACHE.clear()
