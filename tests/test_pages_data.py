@@ -337,3 +337,42 @@ def test_an_author_sees_each_fault_with_its_causes(db: Path, reader: StoreReader
         assert f["replay"] == f"{f['id']}-seat{f['seat']}" and f["label"] == "faulty@1"
     assert author_data.author_faults(reader, ["first"]) == []
     assert author_data.cause("no colon here") == {"kind": "", "detail": "no colon here"}
+
+
+# ------------------------------------------------ a new version's rating start
+def test_a_second_version_started_near_its_bot_and_the_history_ends_at_the_board(
+        db: Path, tmp_path: Path) -> None:
+    """first@2 joined the stop-me leaderboard after first@1 had played there: it started
+    at first@1's mu then, with the initial sigma (issue 15 §3); the web's rating
+    history ends at each stored rating, and a rebuild of a copy gives the same numbers."""
+    import shutil
+
+    from leaderboard import board
+    from leaderboard.ratings import Rating, rate_ffa
+
+    reader = StoreReader(db)
+    history = data.rating_history(reader, "stop-me")
+    stored = {r.bot_id: r for r in reader.ratings_of("stop-me")}
+    for bot, points in history.items():
+        assert (points[-1]["mu"], points[-1]["sigma"]) == (stored[bot].mu, stored[bot].sigma)
+    v1, v2 = (b.id for b in reader.bot_versions("first"))
+    first_v2 = history[v2][0]
+    before = [p for p in history[v1] if p["n"] < first_v2["n"]][-1]  # v1's mu just then
+    [result] = [r for r in reader.result_stream("stop-me") if r.game_id == first_v2["game_id"]]
+    env = board.environment_of(reader.leaderboard("stop-me"))
+    others = {b: [p for p in pts if p["n"] < first_v2["n"]] for b, pts in history.items()}
+    starts = [Rating(before["mu"], env.sigma) if s.bot_id == v2 else
+              Rating(others[s.bot_id][-1]["mu"], others[s.bot_id][-1]["sigma"])
+              for s in result.seats]
+    new = rate_ffa(env, starts, [s.rank for s in result.seats])
+    mine = next(i for i, s in enumerate(result.seats) if s.bot_id == v2)
+    assert (first_v2["mu"], first_v2["sigma"]) == (new[mine].mu, new[mine].sigma)
+    assert before["sigma"] < env.sigma  # so the start did reset it, not keep v1's
+    reader.close()
+    copy = tmp_path / "copy.db"
+    shutil.copy(db, copy)
+    store = Store(copy)
+    board.rebuild(store, "stop-me")
+    assert {r.bot_id: (r.mu, r.sigma, r.games) for r in store.ratings_of("stop-me")} == {
+        b: (r.mu, r.sigma, r.games) for b, r in stored.items()}
+    store.close()
