@@ -20,7 +20,7 @@ from typing import Any
 from .ratings import Environment, Rating
 from .store import Order, Store, StoreError, StoreReader
 from .store.rows import LeaderboardRow, RatingRow, StoredResult
-from .stream import Ratings, Standing, rate
+from .stream import Lineage, Ratings, Standing, lineage, rate
 
 
 def environment_of(row: LeaderboardRow) -> Environment:
@@ -40,11 +40,22 @@ def environment(store: Store, game: str, default: Environment | None = None) -> 
     return environment_of(row)
 
 
+def lineage_of(store: StoreReader) -> Lineage:
+    """Every bot version's earlier versions (removed ones too), newest first: where a
+    new version's rating starts (:meth:`~leaderboard.stream.Ratings.start`)."""
+    return lineage((b["id"], b["name"], b["version"]) for b in store.bots(include_removed=True))
+
+
+def fresh(store: StoreReader, env: Environment) -> Ratings:
+    """No ratings yet, with the bots' lineage: a leaderboard's fold from the start."""
+    return Ratings(env, lineage=lineage_of(store))
+
+
 def _load(store: StoreReader, game: str, env: Environment, count: int) -> Ratings:
     """The stored ratings of ``game``, to fold more results into."""
     return Ratings(env, {r.bot_id: Standing(Rating(r.mu, r.sigma), r.games, r.wins,
                                             r.rank_sum, r.faults)
-                         for r in store.ratings_of(game)}, count)
+                         for r in store.ratings_of(game)}, count, lineage_of(store))
 
 
 def _save(store: Store, game: str, done: _Computed) -> None:
@@ -90,7 +101,8 @@ def update(store: Store, game: str, through: tuple[int, ...] | None = None) -> i
             through = (store.match_no_of(*through), *through)
         last = board.last_key
         if store.unrated_before(game, last, board.order):
-            return _compute(store, game, board.order, Ratings(env), None, through, reset=True)
+            return _compute(store, game, board.order, fresh(store, env), None, through,
+                            reset=True)
         return _compute(store, game, board.order, _load(store, game, env, board.rated_games),
                         last, through, reset=False)
 
@@ -102,7 +114,7 @@ def rebuild(store: Store, game: str, through: tuple[int, ...] | None = None) -> 
     """Recompute ``game``'s ratings from every stored result, in the leaderboard's order."""
     env = environment(store, game)
     return _commit(store, game, lambda board: _compute(
-        store, game, board.order, Ratings(env), None, through, reset=True)).ratings.count
+        store, game, board.order, fresh(store, env), None, through, reset=True)).ratings.count
 
 
 def _commit(store: Store, game: str,

@@ -11,14 +11,17 @@ defines (:class:`leaderboard.store.Order`): a tournament's canonical order,
 
 Every seat of a game is a one-player team (free-for-all); ranks tie as draws; a
 forfeited seat has already been ranked last by the referee; void games are never
-rated. Nothing here reads or writes the database.
+rated. A bot version new to a leaderboard starts at the mu of its bot's newest
+earlier version rated there, with the environment's initial sigma (as Halite does:
+docs/tournaments.md "Ratings"); the versions of each bot are the caller's, as a
+:data:`Lineage`. Nothing here reads or writes the database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from .ratings import Environment, Rating, rate_ffa
 
@@ -46,6 +49,23 @@ class Result(Protocol):
     def seats(self) -> Sequence[Seat]: ...
 
 
+Lineage: TypeAlias = Mapping[Hashable, Sequence[Hashable]]
+"""Per player (a bot version), the earlier versions of the same bot, newest first."""
+
+
+def lineage(versions: Iterable[tuple[Hashable, str, int]]) -> dict[Hashable, list[Hashable]]:
+    """The :data:`Lineage` of bot versions given as (player, bot name, version)."""
+    by_name: dict[str, list[tuple[int, Hashable]]] = {}
+    for player, name, version in versions:
+        by_name.setdefault(name, []).append((version, player))
+    out: dict[Hashable, list[Hashable]] = {}
+    for found in by_name.values():
+        found.sort(key=lambda vp: vp[0])
+        for i, (_, player) in enumerate(found):
+            out[player] = [p for _, p in reversed(found[:i])]
+    return out
+
+
 @dataclass
 class Standing:
     """One player's rating and record so far."""
@@ -61,22 +81,45 @@ class Ratings:
     """The state of the fold: every player's standing, and how many games were rated."""
 
     def __init__(self, env: Environment, table: dict[Hashable, Standing] | None = None,
-                 count: int = 0) -> None:
+                 count: int = 0, lineage: Lineage | None = None) -> None:
         self.env = env
         self.table: dict[Hashable, Standing] = table if table is not None else {}
         self.count = count
         """Rated games (void ones are never counted)."""
+        self.lineage: Lineage = lineage if lineage is not None else {}
+        """Each player's earlier versions, newest first (none: every player starts fresh)."""
 
     def fresh(self) -> Standing:
-        """The standing of a player new to this leaderboard."""
+        """The standing of a player new to this leaderboard, with no earlier version."""
         return Standing(Rating(self.env.mu, self.env.sigma))
+
+    def start(self, player: Hashable) -> Standing:
+        """The standing a player new to this leaderboard starts from: the mu of the newest
+        of its earlier versions rated here so far, with the initial sigma; else fresh.
+
+        Issue 15 §3, as Halite III does for a new version (its coordinator resets sigma
+        to 8.333 and keeps mu, ``apiserver/coordinator/compilation.py``): a new version
+        of a strong bot starts near where its author's bot stood, not at the bottom, and
+        its full uncertainty moves it fast to its own level. Its record (games, wins)
+        starts at nothing: only the rating is carried over. Read at the moment the new
+        version first plays in the fold's order, so a rebuild gives the same numbers.
+        """
+        for earlier in self.lineage.get(player, ()):
+            found = self.table.get(earlier)
+            if found is not None:
+                return Standing(Rating(found.rating.mu, self.env.sigma))
+        return self.fresh()
 
     def apply(self, result: Result) -> list[Rating] | None:
         """Rate one game: its seats' new ratings, by seat; None for a void game (unrated)."""
         if result.void:
             return None
         seats = list(result.seats)
-        players = [self.table.setdefault(s.bot_id, self.fresh()) for s in seats]
+        # Every newcomer's start is read before any of the game's newcomers is added: a
+        # start never depends on the order of the seats.
+        starts = {s.bot_id: self.start(s.bot_id) for s in seats if s.bot_id not in self.table}
+        self.table.update(starts)
+        players = [self.table[s.bot_id] for s in seats]
         new = rate_ffa(self.env, [p.rating for p in players], [s.rank for s in seats])
         for standing, rating, seat in zip(players, new, seats, strict=True):
             standing.rating = rating
@@ -95,9 +138,10 @@ class Ratings:
 
 
 def rate(stream: Iterable[Result], env: Environment,
-         start: Ratings | None = None) -> Ratings:
-    """Fold ``stream``, in its order, into ratings (from ``start``, or from nothing)."""
-    ratings = start if start is not None else Ratings(env)
+         start: Ratings | None = None, lineage: Lineage | None = None) -> Ratings:
+    """Fold ``stream``, in its order, into ratings (from ``start``, or from nothing with
+    the bots' ``lineage``)."""
+    ratings = start if start is not None else Ratings(env, lineage=lineage)
     for result in stream:
         ratings.apply(result)
     return ratings

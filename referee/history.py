@@ -21,7 +21,8 @@ recorded, never raised, so a viewer can still show what was stored.
 
 Which events a seat may see is decided by the one rule of the engines,
 :func:`referee.games.base.seat_sees` (RULES.md C4), through :func:`visible` for
-events as stored. This module imports only ``referee.games``: the web viewer, the
+events as stored; :func:`public_view` is a spectator's: the public events and the
+result, nothing a seat alone saw (issue 15 §4). This module imports only ``referee.games``: the web viewer, the
 ``arena replay`` narration and anything else reading stored games build on it.
 """
 
@@ -51,6 +52,65 @@ def visible(event: Mapping[str, Any], seat: int | None) -> bool:
 def seat_events(events: Iterable[Mapping[str, Any]], seat: int | None) -> list[Mapping[str, Any]]:
     """The stored events ``seat`` was allowed to see (all of them for ``None``)."""
     return [e for e in events if visible(e, seat)]
+
+
+def public_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The stored events that every seat saw and nobody was addressed alone: those with
+    no ``to`` (RULES.md C4). An event with ``to: []`` (hidden from everyone: a deck
+    order, the token values of stop-me) or naming seats (a hand) is left out."""
+    return [clone_json(dict(e)) for e in events if e.get("to") is None]
+
+
+END_EVENT = "game_over"
+"""The public event that ends every game, carrying its result (``Game._finish``): the
+result each seat is sent at the end (the referee's ``end`` message)."""
+
+
+@dataclass(frozen=True)
+class PublicGame:
+    """What a spectator may see of a stored game (issue 15 §4): the game, its number of
+    seats and options, the public events in order, and the result.
+
+    Built from the public events alone (:func:`public_view`): never the seed (which
+    deals every hidden card), the moves (a seat's choices are private until an event
+    reveals them, and the number of steps would tell forced moves from chosen ones,
+    RULES.md C3), a seat's view or a private event.
+    """
+
+    game: str
+    players: int
+    options: Mapping[str, Any]
+    events: tuple[Mapping[str, Any], ...]
+    result: Mapping[str, Any] | None
+    """The result every seat was sent at the end; None for a game that did not end."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The public game as one JSON object (the public site's replay data)."""
+        return {"game": self.game, "players": self.players,
+                "options": clone_json(dict(self.options)),
+                "events": [clone_json(dict(e)) for e in self.events],
+                "result": None if self.result is None else clone_json(dict(self.result))}
+
+
+def public_view(history: History) -> PublicGame:
+    """A spectator's view of a stored game, for the public site when authors submit
+    bots (issue 15 §4): the events every seat saw (:func:`public_events`) and the
+    result, taken from the public ``game_over`` event. A pure function of the public
+    events, so it can hold nothing of any seat's hidden state: tests/test_history.py
+    changes every private event, the seed and the moves and finds the same view.
+
+    A history stored without an event log gets the engine's (replayed from the seed:
+    only its public events are kept); one the engine cannot replay shows no event.
+    """
+    if history.events is not None:
+        events = public_events(history.events)
+    else:
+        replay = history.replay(())
+        events = public_events(replay.events)
+    ends = [e for e in events if e.get("type") == END_EVENT]
+    result = ({k: v for k, v in ends[-1].items() if k != "type"} if ends else None)
+    return PublicGame(history.game, history.players, clone_json(dict(history.options)),
+                      tuple(events), result)
 
 
 def seat_moves(moves: Iterable[Mapping[str, Any]], seat: int | None) -> list[Mapping[str, Any]]:

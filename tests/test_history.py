@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from arena.replay import narrate
 from referee.games import GAMES, canonical_json, new_game
 from referee.games.rng import SplitMix64
-from referee.history import History, HistoryError, seat_events, seat_moves, visible
+from referee.history import (
+    History,
+    HistoryError,
+    public_view,
+    seat_events,
+    seat_moves,
+    visible,
+)
 from referee.match import Match
 
 CASES = [
@@ -253,6 +260,84 @@ def test_moves_must_name_seats_and_actions() -> None:
         history.joint_actions()
     replay = history.replay()
     assert replay.failed_step == 1 and "HistoryError" in (replay.failure or "")
+
+
+# ------------------------------------------------------ a spectator's public view
+def canaried(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log with every private event's data replaced by a marker: its type and
+    ``to`` kept, every other field ``CANARY-i-KEY``."""
+    return [e if e.get("to") is None else
+            {"type": e["type"], "to": e["to"],
+             **{k: f"CANARY-{i}-{k}" for k in e if k not in ("type", "to")}}
+            for i, e in enumerate(events)]
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_a_spectator_sees_only_what_every_seat_saw(game_id: str, players: int,
+                                                   seed: int) -> None:
+    """The public view (issue 15 §4) is the public events in order and the result that
+    every seat was sent; it is the same whatever the private events, the seed and the
+    moves were, so it holds nothing of any seat's hidden state (hands, deck orders,
+    hidden token values) that the game's public events did not reveal by its rules."""
+    stored, seen = played(game_id, players, seed)
+    history = History.load(stored)
+    public = public_view(history)
+    out = public.to_json()
+    assert set(out) == {"game", "players", "options", "events", "result"}
+    assert json.loads(json.dumps(out, allow_nan=False)) == out
+    events = stored["events"]
+    assert out["events"] == [e for e in events if "to" not in e]  # all of them, in order
+    private = [e for e in events if "to" in e]
+    assert private, "every game has private events to keep out"
+    assert not [e for e in out["events"] if e in private]
+    replay = history.replay()
+    for seat in range(players):  # each event and the result: what this seat saw too
+        saw = iter(seat_events(events, seat))
+        assert all(any(e == s for s in saw) for e in out["events"])
+        assert replay.observations(seat)[-1]["result"] == out["result"] == stored["result"]
+    # The same from a game whose private events, seed and moves are all other ones:
+    others = [History.load({**stored, "events": canaried(events)}),
+              History.load({**stored, "events": [e for e in events if "to" not in e]}),
+              History.load({**stored, "seed": seed ^ 0xFFFF, "moves": []})]
+    for other in others:
+        assert public_view(other) == public
+    assert "CANARY" not in json.dumps(public_view(others[0]).to_json())
+    dealt = seen[0]["views"]  # no seat's private view as dealt (a hand) is in it
+    for seat in range(players):
+        for path in PRIVATE_VIEW.get(game_id, ()):
+            part = dealt[seat]
+            for key in path:
+                part = part[key]
+            assert part and holds(events, part), "the check must be able to fail"
+            assert not holds(out, part), (seat, path)
+
+
+PRIVATE_VIEW = {"dagens-brott": [("hand",)], "stand-and-deliver": [("me", "abilities")]}
+"""Where a seat's view holds what only that seat was dealt: its hand, its ability
+cards. (Stop-me deals no hidden hand: its secrets are each played card and the token
+values, private events that the checks above keep out.)"""
+
+
+def holds(value: Any, part: Any) -> bool:
+    """Whether ``part`` is ``value`` or sits anywhere inside it (JSON)."""
+    if value == part:
+        return True
+    inner = value.values() if isinstance(value, dict) else value if isinstance(
+        value, list) else ()
+    return any(holds(v, part) for v in inner)
+
+
+def test_a_spectator_of_a_game_stored_without_its_log_gets_the_engines_public_events(
+) -> None:
+    stored, _ = played("dagens-brott", 3, 11)
+    without = {k: v for k, v in stored.items() if k != "events"}
+    assert public_view(History.load(without)) == public_view(History.load(stored))
+    broken = public_view(History.load({**without, "game": "no-such-game"}))
+    assert (broken.events, broken.result) == ((), None)
+    unfinished = public_view(History.load({**stored, "events": stored["events"][:5]}))
+    assert unfinished.result is None and unfinished.events
 
 
 # --------------------------------------------------------- arena replay's narration

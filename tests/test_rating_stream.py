@@ -165,3 +165,86 @@ def test_the_fold_is_rate_ffa_game_by_game_and_skips_void_games() -> None:
     one_by_one = Ratings(env)
     assert [one_by_one.apply(g) is None for g in games] == [False, True, False]
     assert one_by_one.snapshot() == done.snapshot()
+
+
+# ------------------------------------------- a new version's start (issue 15 §3)
+@EXAMPLES
+@given(games=st.lists(game_strategy, min_size=1, max_size=14),
+       arrival=st.randoms(use_true_random=False))
+def test_new_versions_start_at_their_bots_mu_and_a_rebuild_gives_the_same_numbers(
+        games: list, arrival: Any) -> None:
+    """Bots a and b have two versions each; results arrive in any order and are rated
+    as their finished prefix. The stored ratings equal a rebuild and the pure fold
+    with the bots' lineage, bit for bit; each second version started at the mu its
+    first version had just before it first played, with the initial sigma."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(Path(folder) / "arena.db")
+        bots = [store.add_bot(n, f"{n}{v}", f"/bots/{n}{v}", "file")[0]["id"]
+                for n, v in (("a", 1), ("b", 1), ("a", 2), ("b", 2))]
+        board.environment(store, GAME)
+        schedule = [{"idx": i, "match": i, "deal_group": i, "seed": i,
+                     "seating": [bots[b] for b in seating]}
+                    for i, (_, _, seating, _) in enumerate(games)]
+        tid = store.create_tournament(
+            {"name": "cup", "game": GAME, "format": "round-robin", "seats": 3,
+             "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
+             "settings": {}}, bots, schedule)
+        order = list(zip(schedule, games, strict=True))
+        arrival.shuffle(order)
+        done: set[int] = set()
+        for row, (ranks, void, _, faulty) in order:
+            store.record_game(tid, row, GAME, record(ranks, void, faulty))
+            done.add(row["idx"])
+            prefix = next((i for i in range(len(games)) if i not in done), len(games))
+            board.update(store, GAME, through=(tid, prefix - 1))
+        live = state(store)
+        lineage = board.lineage_of(store)
+        assert lineage == {bots[0]: [], bots[1]: [], bots[2]: [bots[0]], bots[3]: [bots[1]]}
+        results = sorted(store.result_stream(GAME), key=lambda r: r.key(Order.CANONICAL))
+        fold = rate(results, Environment(), lineage=lineage)
+        assert live == (fold.snapshot(), fold.count)
+        board.rebuild(store, GAME)
+        assert state(store) == live
+        env, replay = Environment(), Ratings(Environment(), lineage=lineage)
+        for result in results:  # each newcomer's first rating, from where it started
+            if result.void:
+                continue
+            players = [s.bot_id for s in result.seats]
+            before = {p: replay.table[p].rating for p in players if p in replay.table}
+            starts = {p: replay.start(p).rating for p in players if p not in replay.table}
+            for new, old in ((bots[2], bots[0]), (bots[3], bots[1])):
+                if new in starts:  # its first game: v1's mu so far (if rated), sigma reset
+                    assert starts[new] == Rating(replay.table[old].rating.mu
+                                                 if old in replay.table else env.mu, env.sigma)
+            new_ratings = replay.apply(result)
+            assert new_ratings == rate_ffa(env, [before.get(p) or starts[p] for p in players],
+                                           [s.rank for s in result.seats])
+        store.close()
+
+
+def test_a_new_version_starts_at_its_predecessors_mu_with_the_initial_sigma() -> None:
+    """The rule itself (Halite's): v2 of bot 7 starts at v1's mu, sigma reset; a
+    newcomer with no rated earlier version starts fresh; the record starts at nothing;
+    two versions new in one game both start fresh, whatever their seats."""
+    env = Environment()
+    lineage = {7: [], 17: [7], 27: [17, 7], 8: [], 9: []}
+    first = StoredResult(1, 1, 0, 1, False, (SeatOutcome(7, 1, False), SeatOutcome(8, 2, False)))
+    done = rate([first], env, lineage=lineage)
+    v1 = done.table[7].rating
+    assert v1.mu > env.mu and v1.sigma < env.sigma
+    assert done.start(17).rating == Rating(v1.mu, env.sigma)
+    assert done.start(27).rating == Rating(v1.mu, env.sigma)  # skips the unrated v2
+    assert done.start(9) == done.fresh()
+    second = StoredResult(2, 1, 1, 2, False, (SeatOutcome(8, 1, False), SeatOutcome(17, 2, False)))
+    expected = rate_ffa(env, [done.table[8].rating, Rating(v1.mu, env.sigma)], [1, 2])
+    assert done.apply(second) == expected
+    v2 = done.table[17]
+    assert (v2.rating, v2.games, v2.wins, v2.rank_sum) == (expected[1], 1, 0, 2)
+    assert done.table[7].rating == v1  # the old version keeps its own rating
+    assert done.start(27).rating == Rating(v2.rating.mu, env.sigma)  # the newest rated
+    together = rate([StoredResult(3, 1, 0, 1, False, (SeatOutcome(17, 1, False),
+                                                      SeatOutcome(7, 2, False)))],
+                    env, lineage=lineage)
+    fresh = Rating(env.mu, env.sigma)
+    assert [together.table[p].rating for p in (17, 7)] == rate_ffa(env, [fresh, fresh], [1, 2])
+    assert Ratings(env).start(17) == Ratings(env).fresh()  # no lineage: always fresh

@@ -447,6 +447,8 @@ def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
     conn = sqlite3.connect(db)  # make it a schema-1 database, as an older Arena left it
     conn.execute("ALTER TABLE games DROP COLUMN moves")
     conn.execute("DROP TABLE logs")
+    for table in ("submissions", "bot_owners", "sessions", "authors"):  # schema 5's
+        conn.execute(f"DROP TABLE {table}")
     conn.execute("DROP INDEX schedule_by_match_no")  # and what schema 4 added
     for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
                           ("leaderboards", "rated_match_no")):

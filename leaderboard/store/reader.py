@@ -18,6 +18,7 @@ from .errors import StoreError
 from .reads_accounts import AccountReads
 from .reads_bots import BotReads
 from .reads_games import GameReads
+from .reads_pages import PageReads
 from .reads_ratings import RatingReads
 from .reads_submissions import SubmissionReads
 from .schema import check
@@ -26,7 +27,8 @@ READ_BUSY_TIMEOUT_S = 2.0
 """How long a reader waits for a writer that blocks readers (not in WAL mode)."""
 
 
-class StoreReader(BotReads, GameReads, RatingReads, AccountReads, SubmissionReads):
+class StoreReader(BotReads, GameReads, RatingReads, PageReads, AccountReads,
+                  SubmissionReads):
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:
