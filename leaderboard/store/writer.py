@@ -174,6 +174,18 @@ class Store(AccountWrites, SubmissionWrites, StoreReader):
             return self._write("UPDATE bots SET removed_at = ? WHERE name = ? AND "
                                "removed_at IS NULL", (now(), name), f"removing bot {name!r}")
 
+    def restore_bot(self, name: str) -> int:
+        """Undo the last :meth:`remove_bot` of ``name`` (an organiser enabling a bot it
+        disabled, issue 15 §4): the versions it retired play again. Returns how many."""
+        doing = f"restoring bot {name!r}"
+        with self.transaction(doing):
+            last = self._one("SELECT MAX(removed_at) AS at, COUNT(*) - COUNT(removed_at) "
+                             "AS live FROM bots WHERE name = ?", (name,))
+            if last is None or last["at"] is None or last["live"]:
+                raise StoreError(f"bot {name!r} is not removed: there is nothing to restore")
+            return self._write("UPDATE bots SET removed_at = NULL WHERE name = ? AND "
+                               "removed_at = ?", (name, last["at"]), doing)
+
     # ------------------------------------------------------------ tournaments
     def create_tournament(self, row: Mapping[str, Any], entrants: Sequence[int],
                           schedule: Sequence[Mapping[str, Any]]) -> int:
