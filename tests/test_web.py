@@ -221,6 +221,8 @@ def crawl(base: str, limit: int = 400) -> dict[str, str]:
         seen[url] = body
         for link in re.findall(r'href="([^"#]+)"', body):
             target = urljoin(url, link)
+            if target.startswith(base + "static/"):  # the stylesheet: not a page
+                continue
             if target.startswith(base) and target not in seen:
                 todo.append(target)
     return seen
@@ -509,15 +511,19 @@ def test_malformed_requests_get_the_sites_pages_and_headers(
 
 def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
     """script-src names the viewer's hash, not 'unsafe-inline': markup that slipped past the
-    escaping (an <img onerror>, a <script>) could run nothing."""
-    from arena.web.replay_js import SCRIPT
-
+    escaping (an <img onerror>, a <script>) could run nothing. The viewer is the static
+    file static/replay.js (issue 15 §1), allowed by the hash of exactly the bytes served,
+    which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    code, script, script_headers = get(base + "static/replay.js")
+    assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert policy["script-src"] == f"'sha256-{digest}'"
-    assert f"<script>{SCRIPT}</script>" in body  # the hash is of exactly this text
+    assert f'<script src="../static/replay.js" integrity="sha256-{digest}"></script>' in body
+    assert "<script>" not in body  # no inline script at all
+    assert policy["default-src"] == "'none'" and policy["style-src"] == "'self'"
 
 
 # ----------------------------------------------------------------- in a browser
