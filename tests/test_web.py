@@ -158,14 +158,28 @@ def hostile_base(hostile_db: Path) -> Iterator[str]:
     yield from serving(hostile_db)
 
 
+class Headers(dict[str, str]):
+    """Response headers by name, in any case (HTTP's names are case-insensitive; uvicorn
+    sends them in lower case, http.server capitalised)."""
+
+    def __init__(self, items: Any) -> None:
+        super().__init__((k.lower(), v) for k, v in items)
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+
 def get(url: str, method: str = "GET", data: bytes | None = None
         ) -> tuple[int, str, dict[str, str]]:
     request = urllib.request.Request(url, method=method, data=data)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read().decode(), dict(response.headers)
+            return response.status, response.read().decode(), Headers(response.headers.items())
     except urllib.error.HTTPError as err:
-        return err.code, err.read().decode(), dict(err.headers)
+        return err.code, err.read().decode(), Headers(err.headers.items())
 
 
 def sql(db_path: Path, query: str, params: tuple = ()) -> list[tuple]:
@@ -487,7 +501,7 @@ def raw_request(base: str, data: bytes) -> tuple[int, dict[str, str], str]:
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     assert lines[0].startswith("HTTP/"), answer[:200]  # an answer, not a dropped connection
-    headers = dict(line.split(": ", 1) for line in lines[1:])
+    headers = Headers(line.split(": ", 1) for line in lines[1:])
     return int(lines[0].split()[1]), headers, body.decode()
 
 

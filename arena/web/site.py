@@ -37,7 +37,7 @@ from .pages import (
     tournaments_page,
 )
 from .replay import load, rebuild, replay_file, replay_page
-from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX
+from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX, for_files
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,11 @@ def export_html(store: StoreReader, directory: str | Path,
     """Write every page under ``directory`` and the static files under
     ``directory/static/`` (links relative: open index.html from disk); returns the number
     of pages written."""
-    out = Path(directory)
+    with for_files():
+        return _export(store, Path(directory), progress)
+
+
+def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | None) -> int:
     count = 0
 
     def write(relative: str, html: str) -> None:

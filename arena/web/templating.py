@@ -12,6 +12,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,26 @@ STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PREFIX = "static"
 """The one path prefix of the static files: ``/static/arena.css``, ``DIR/static/...``."""
 STATIC_FILES = ("arena.css", "replay.js")
+
+
+_FOR_FILES: ContextVar[bool] = ContextVar("arena_pages_for_files", default=False)
+
+
+@contextmanager
+def for_files() -> Iterator[None]:
+    """Render pages for ``export-html``: the same templates, but the script tag without
+    ``integrity``, which Chromium cannot check on a ``file://`` page (an opaque origin:
+    the script would be blocked). There is no CSP there to need it."""
+    token = _FOR_FILES.set(True)
+    try:
+        yield
+    finally:
+        _FOR_FILES.reset(token)
+
+
+def integrity(name: str) -> str:
+    """The ``integrity`` value of a static file's tag; empty for exported pages."""
+    return "" if _FOR_FILES.get() else static_hash(name)
 
 
 @cache
@@ -77,7 +100,7 @@ def environment() -> Environment:
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       keep_trailing_newline=True, finalize=_finalize)
     env.globals.update(href=href, page_href=page_href, static_href=static_href,
-                       static_hash=static_hash)
+                       static_hash=static_hash, integrity=integrity)
     env.filters["num"] = num
     return env
 
