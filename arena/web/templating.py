@@ -98,7 +98,8 @@ def environment() -> Environment:
     """The one environment (autoescape on, StrictUndefined)."""
     env = Environment(loader=PackageLoader("arena.web", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      keep_trailing_newline=True, finalize=_finalize)
+                      keep_trailing_newline=True, finalize=_finalize,
+                      auto_reload=False)  # templates change only with the code: no stat per page
     env.globals.update(href=href, page_href=page_href, static_href=static_href,
                        static_hash=static_hash, integrity=integrity)
     env.filters["num"] = num
