@@ -202,3 +202,30 @@ def test_the_app_on_a_real_uvicorn(db: Path) -> None:
         server.server_close()
     thread.join(10)
     assert not thread.is_alive()
+
+
+def test_another_methods_body_is_dropped_and_the_connection_serves_on(db: Path) -> None:
+    """A POST gets its 405 at once; its body is read and dropped (never kept), so the same
+    kept-alive connection then serves a GET, on the real server."""
+    import socket
+
+    server = make_server(db, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address, timeout=10) as sock:
+            sock.sendall(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 200000\r\n\r\n")
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 405 ") and b"allow: GET, HEAD" in answer
+            sock.sendall(b"x" * 200000 + b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+            answer = b""
+            while b'"schema":5' not in answer:
+                chunk = sock.recv(65536)
+                assert chunk, answer[-300:]
+                answer += chunk
+            assert b"HTTP/1.1 200 " in answer
+    finally:
+        server.shutdown()
+        server.server_close()

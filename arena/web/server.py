@@ -105,6 +105,9 @@ class GuardedH11(H11Protocol):
         self._line_bytes: int | None = None
         """Bytes of the current request line so far (negative once it has ended)."""
         self._head_lines = 0
+        self._served = False
+        """Whether it has answered a request (the next one's deadline runs from its first
+        byte; the first one's from the connection)."""
 
     # -- the connection
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -166,7 +169,7 @@ class GuardedH11(H11Protocol):
                 and not self._request_start:
             self._request_start = data[:64]  # its method, should h11 refuse the request
             self._line_bytes, self._head_lines = 0, 0
-            if self._deadline is None:
+            if self._served or self._deadline is None:
                 self._arm_deadline()  # from the first byte of a kept-alive one's next request
         if self.conn.their_state is h11.IDLE:  # the head's lines, for a 431 if h11 refuses it
             self._head_lines += data.count(b"\n")
@@ -179,7 +182,7 @@ class GuardedH11(H11Protocol):
         self._after_events()
 
     def on_response_complete(self) -> None:
-        self._request_start, self._line_bytes = b"", None
+        self._request_start, self._line_bytes, self._served = b"", None, True
         super().on_response_complete()  # arms uvicorn's idle keep-alive timeout
         if not self.transport.is_closing() and self._between_requests():
             self.waiting_since = time.monotonic()
