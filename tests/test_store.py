@@ -93,7 +93,7 @@ def test_named_queries_return_frozen_typed_rows(tmp_path: Path) -> None:
 def test_the_entrants_summary_is_one_query_for_the_cli_and_the_web(tmp_path: Path) -> None:
     """`arena tournament show` and the tournament page read the same rows."""
     from arena import tournament
-    from leaderboard.web.pages import tournament_page
+    from arena.web.pages import tournament_page
 
     store, tid = synthetic(tmp_path / "arena.db", [[2, 1, 3], [1, 3, 2]])
     shown = tournament.summary(store, "cup")["entrants"]

@@ -158,14 +158,28 @@ def hostile_base(hostile_db: Path) -> Iterator[str]:
     yield from serving(hostile_db)
 
 
+class Headers(dict[str, str]):
+    """Response headers by name, in any case (HTTP's names are case-insensitive; uvicorn
+    sends them in lower case, http.server capitalised)."""
+
+    def __init__(self, items: Any) -> None:
+        super().__init__((k.lower(), v) for k, v in items)
+
+    def __getitem__(self, key: str) -> str:
+        return super().__getitem__(key.lower())
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(key.lower(), default)
+
+
 def get(url: str, method: str = "GET", data: bytes | None = None
         ) -> tuple[int, str, dict[str, str]]:
     request = urllib.request.Request(url, method=method, data=data)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read().decode(), dict(response.headers)
+            return response.status, response.read().decode(), Headers(response.headers.items())
     except urllib.error.HTTPError as err:
-        return err.code, err.read().decode(), dict(err.headers)
+        return err.code, err.read().decode(), Headers(err.headers.items())
 
 
 def sql(db_path: Path, query: str, params: tuple = ()) -> list[tuple]:
@@ -221,6 +235,8 @@ def crawl(base: str, limit: int = 400) -> dict[str, str]:
         seen[url] = body
         for link in re.findall(r'href="([^"#]+)"', body):
             target = urljoin(url, link)
+            if target.startswith(base + "static/"):  # the stylesheet: not a page
+                continue
             if target.startswith(base) and target not in seen:
                 todo.append(target)
     return seen
@@ -485,7 +501,7 @@ def raw_request(base: str, data: bytes) -> tuple[int, dict[str, str], str]:
     head, _, body = answer.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     assert lines[0].startswith("HTTP/"), answer[:200]  # an answer, not a dropped connection
-    headers = dict(line.split(": ", 1) for line in lines[1:])
+    headers = Headers(line.split(": ", 1) for line in lines[1:])
     return int(lines[0].split()[1]), headers, body.decode()
 
 
@@ -509,15 +525,19 @@ def test_malformed_requests_get_the_sites_pages_and_headers(
 
 def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
     """script-src names the viewer's hash, not 'unsafe-inline': markup that slipped past the
-    escaping (an <img onerror>, a <script>) could run nothing."""
-    from arena.web.replay_js import SCRIPT
-
+    escaping (an <img onerror>, a <script>) could run nothing. The viewer is the static
+    file static/replay.js (issue 15 §1), allowed by the hash of exactly the bytes served,
+    which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+    code, script, script_headers = get(base + "static/replay.js")
+    assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert policy["script-src"] == f"'sha256-{digest}'"
-    assert f"<script>{SCRIPT}</script>" in body  # the hash is of exactly this text
+    assert f'<script src="../static/replay.js" integrity="sha256-{digest}"></script>' in body
+    assert "<script>" not in body  # no inline script at all
+    assert policy["default-src"] == "'none'" and policy["style-src"] == "'self'"
 
 
 # ----------------------------------------------------------------- in a browser

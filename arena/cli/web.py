@@ -1,13 +1,15 @@
-"""``arena serve`` and ``arena export-html``: the web pages over the database
-(docs/web.md), served read-only or written as static files."""
+"""``arena serve`` and ``arena export-html``: the web app over the database
+(docs/web.md), served by uvicorn or written as static files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from arena.web import LimitError, ServeLimits, export_html, is_loopback, make_server
+from arena.web.config import ConfigError, ServerConfig, load_config, with_overrides
 from leaderboard.store import StoreError, StoreReader
 
 from .options import db_option
@@ -22,6 +24,9 @@ def _open(db_path: Path) -> StoreReader:
 
 @click.command("serve")
 @db_option
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="An arena.toml with the server's settings (docs/server.md); "
+                                 "the options given here override it.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on (loopback by default: only this machine).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
@@ -36,38 +41,67 @@ def _open(db_path: Path) -> StoreReader:
 @click.option("--idle-timeout", type=click.FloatRange(0.1, 3600),
               default=ServeLimits.idle_timeout_s, show_default=True,
               help="Seconds a kept-alive connection may wait for its next request.")
-def serve(db_path: Path, host: str, port: int, max_connections: int,
-          request_timeout: float, idle_timeout: float) -> None:
+@click.option("--submissions/--no-submissions", default=False, show_default=True,
+              help="Accounts, sign-in and uploads (issue 15); off: the public, read-only site.")
+@click.pass_context
+def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str, port: int,
+          max_connections: int, request_timeout: float, idle_timeout: float,
+          submissions: bool) -> None:
     """Serve the leaderboards, bots, head-to-head tables, tournaments and replays as a
-    read-only web site. The database is opened read-only, so a running tournament
-    can go on writing to it. Slow and idle clients are cut off and connections are
-    capped (docs/web.md, "Limits"). Ctrl-C stops the server."""
-    _open(db_path).close()  # a clear error now for a missing or foreign database
-    limits = ServeLimits(max_connections, request_timeout, idle_timeout)
+    web site (read-only unless --submissions). The database is opened read-only for
+    the pages, so a running tournament can go on writing to it. Slow and idle clients
+    are cut off and connections are capped (docs/web.md, "Limits"). Ctrl-C stops the
+    server."""
+    config = _config(ctx, config_path, db=str(db_path), host=host, port=port,
+                     max_connections=max_connections, request_timeout_s=request_timeout,
+                     idle_timeout_s=idle_timeout, submissions=submissions)
+    _open(config.db_path).close()  # a clear error now for a missing or foreign database
     try:
-        server = make_server(db_path, host, port, limits=limits)
+        server = make_server(config)
     except LimitError as err:
         raise click.ClickException(str(err)) from None
     except OSError as err:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {err.strerror}") \
-            from None
-    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+        where = f"{config.server.host}:{config.server.port}"
+        raise click.ClickException(f"cannot listen on {where}: {err.strerror}") from None
+    bound_host, bound_port = server.server_address
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    click.echo(f"serving {db_path} read-only at http://{shown}:{bound_port}/ "
+    mode = "with submissions" if config.server.submissions else "read-only"
+    click.echo(f"serving {config.db_path} {mode} at http://{shown}:{bound_port}/ "
                "(Ctrl-C stops)")
-    cap = server.slots.cap
+    cap = server.cap
     click.echo(f"at most {cap} connection{'s' if cap != 1 else ''} at once, "
-               f"{request_timeout:g} s to send a request, {idle_timeout:g} s idle",
-               err=True)
-    if not is_loopback(host):
-        click.echo(f"warning: {host} is reachable from other machines; the pages show "
-                   "every bot's results and fault logs", err=True)
+               f"{config.server.request_timeout_s:g} s to send a request, "
+               f"{config.server.idle_timeout_s:g} s idle", err=True)
+    if config.server.submissions:
+        # Issue 15 §2-§3 add the account and upload routes; until they are in this build,
+        # say so rather than pretend.
+        click.echo("submissions are on, but this build has no account or upload pages yet: "
+                   "only the public pages are served", err=True)
+    if not is_loopback(config.server.host):
+        click.echo(f"warning: {config.server.host} is reachable from other machines; the "
+                   "pages show every bot's results and fault logs", err=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+
+
+def _config(ctx: click.Context, path: Path | None, **options: object) -> ServerConfig:
+    """The settings: ``arena.toml`` (if given), then each option given on the command line
+    (or ARENA_DB) over it; without a file, every option as it stands."""
+    names = {"db": "db_path", "request_timeout_s": "request_timeout",
+             "idle_timeout_s": "idle_timeout"}
+    try:
+        config = load_config(path)
+        if path is not None:  # only what was given overrides the file
+            options = {k: v for k, v in options.items()
+                       if ctx.get_parameter_source(names.get(k, k))
+                       not in (ParameterSource.DEFAULT, None)}
+        return with_overrides(config, **options)
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from None
 
 
 @click.command("export-html")

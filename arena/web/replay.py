@@ -11,7 +11,7 @@ A seat's page holds only what that seat was allowed to see: its views, the
 events without ``to`` or with the seat in ``to``, and its own moves, so the
 page source leaks nothing either. The page embeds the positions as JSON (each
 view as the top-level keys that changed since the previous position) and a
-small inline script steps through them.
+static script (static/replay.js) steps through them.
 """
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from markupsafe import Markup
+
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.data import boards, not_found
-from leaderboard.web.layout import esc, link, num, page, status
 from referee.games import GAMES
 from referee.history import History, visible
 
-from .replay_js import SCRIPT
+from .templating import render
 
 UP = "../"
 
@@ -145,7 +146,7 @@ def replay_file(game_id: int, seat: int | None) -> str:
 
 
 def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
-    """The replay viewer page of one perspective."""
+    """The replay viewer page of one perspective (templates/replay.html)."""
     row, seats = rebuilt.row, rebuilt.seats
     if seat is not None and not 0 <= seat < len(seats):
         raise not_found(f"Game {row['id']} has seats 0 to {len(seats) - 1}; there is no "
@@ -154,80 +155,13 @@ def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
     data = {"game": row["game"], "seat": seat, "players": len(seats),
             "seats": [{"seat": s["seat"], "bot": f"{s['bot']}@{s['version']}"} for s in seats],
             "perSeat": seat_keys(row["game"]), "steps": positions(rebuilt, seat)}
-    views = [('<a href="{}"{}>full view</a>').format(
-        esc(replay_file(gid, None) + ".html"), ' aria-current="page"' if seat is None else "")]
-    views += [('<a href="{}"{}>seat {} ({})</a>').format(
-        esc(replay_file(gid, s["seat"]) + ".html"),
-        ' aria-current="page"' if seat == s["seat"] else "", s["seat"], esc(s["bot"]))
-        for s in seats]
-    # How often another seat was asked would tell a seat how many real choices it had.
-    seat_table = "".join(
-        f'<tr class="{"me" if s["seat"] == seat else ""}"><td class="num">{s["seat"]}</td>'
-        f'<td>{link(UP, "bot", s["bot"], s["bot"])}@{s["version"]}</td>'
-        f'<td class="num">{s["rank"]}</td><td class="num">{num(s["score"], 1)}</td>'
-        f'<td>{status(s["status"])}</td><td class="num">'
-        + (f'{s["time_ms"]} ms / {s["asked"]}' if seat in (None, s["seat"]) else "—")
-        + "</td></tr>" for s in seats)
     who = "the full view (everything, every hidden card)" if seat is None else \
         f"seat {seat}'s view (only what it was allowed to see, and only its own decisions)"
-    notes = "".join(f'<p class="error">{esc(n)}</p>' for n in rebuilt.notes)
     # Not on a seat's page: the seed rebuilds every hidden card, the step count tells
     # how many decisions others had.
     about = (f"seed {row['seed']}, {len(rebuilt.moves)} steps" if seat is None
              else f"{len(data['steps']) - 1} positions of its own")
-    void = (f'<p class="error">This game is void: {esc(row["error"])}</p>' if row["void"]
-            else "")
-    body = f"""
-<h1>Replay of game {gid}: {esc(row['game'])}</h1>
-<p class="lead">{link(UP, "tournament", row['tournament_id'], row['tournament'])}, game
-#{row['idx']}, {about}, ended by {esc(row['reason'])}.
-Showing {esc(who)}.</p>{void}{notes}
-<div class="scroll"><table id="seats"><thead><tr><th class="num">seat</th><th>bot</th>
-<th class="num">rank</th><th class="num">score</th><th>status</th>
-<th class="num">time / decisions</th></tr></thead><tbody>{seat_table}</tbody></table></div>
-<p class="views" id="perspectives">View: {" · ".join(views)}</p>
-<div class="controls" id="controls">
-<button type="button" id="first" title="first (Home)">« start</button>
-<button type="button" id="prev" title="back (←)">◀ back</button>
-<span id="step-label" aria-live="polite"></span>
-<button type="button" id="next" title="forward (→)">forward ▶</button>
-<button type="button" id="last" title="last (End)">end »</button>
-<input type="range" id="slider" min="0" value="0" aria-label="step">
-</div>
-<div class="replay">
-<section class="card" id="view-card"><h2>Cards and table</h2><div id="to-act"></div>
-<div id="view"></div></section>
-<div class="side">
-<section class="card"><h2>Decisions</h2><div class="scroll"><table id="decisions"><thead><tr>
-<th>seat</th><th>action</th><th>chosen by</th><th class="num">time</th></tr></thead>
-<tbody></tbody></table></div><p id="no-decision" class="muted"></p></section>
-<section class="card"><h2>Events</h2><ol id="events"></ol></section>
-</div></div>
-<noscript><p class="error">The step-by-step viewer needs JavaScript;
-<code>arena replay {gid}</code> narrates the game in a terminal.</p></noscript>
-<script type="application/json" id="replay-data">{_json_for_script(data)}</script>
-<script>{SCRIPT}</script>"""
-    # A card scrolls sideways rather than the page, when a view holds long names or values.
-    style = """<style>
-.controls{position:sticky;top:0;z-index:2;background:var(--bg);padding:.5rem 0;display:flex;
-flex-wrap:wrap;gap:.4rem;align-items:center}
-.controls button{font:inherit;padding:.35rem .7rem;border-radius:6px;border:1px solid var(--line);
-background:var(--card);color:var(--fg);cursor:pointer;min-height:2.2rem}
-.controls button:disabled{opacity:.4;cursor:default}
-#step-label{min-width:9rem;text-align:center;font-weight:600}
-#slider{flex:1 1 12rem;min-width:8rem}
-.replay{display:grid;grid-template-columns:minmax(0,1.4fr) minmax(0,1fr);gap:1rem}
-@media (max-width:800px){.replay{grid-template-columns:1fr}}
-.side{display:flex;flex-direction:column;gap:1rem;min-width:0}
-.replay .card{overflow-x:auto}
-#events{padding-left:2.6rem;margin:0}#events li{margin:.2rem 0}
-#events li.private{background:var(--hl)}
-.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.15rem .8rem;margin:0}
-.kv>dt{color:var(--muted);font-weight:600}.kv>dd{margin:0;min-width:0}
-tr.me,div.me{background:var(--hl)}.acting{outline:2px solid var(--accent);border-radius:4px}
-.views a[aria-current]{font-weight:700;color:var(--fg)}
-.chipset{white-space:nowrap}
-.by-default{color:var(--bad);font-weight:600}
-</style>"""
-    title = f"Replay {gid}" + ("" if seat is None else f" seat {seat}")
-    return page(title, body, UP, boards(store), head=style)
+    return render("replay.html", root=UP, games=boards(store), gid=gid, row=row, seat=seat,
+                  seats=seats, notes=rebuilt.notes, who=who, about=about,
+                  files=[replay_file(gid, None)] + [replay_file(gid, s["seat"]) for s in seats],
+                  data_json=Markup(_json_for_script(data)))

@@ -1,302 +1,386 @@
-"""A small read-only web server over the arena database (standard library only).
+"""``arena serve``: the web app (:mod:`arena.web.app`) on uvicorn, held to the limits of
+:mod:`arena.web.limits` (issue 13 A9, kept on the new stack by issue 15 §1).
 
-GET and HEAD only; every other method gets a 405 page. Each request opens
-the database read-only (SQLite ``mode=ro``), so the server never writes and
-sees a running tournament's newest games; a database that stays locked past
-the busy timeout gets a 503 page with a sentence, never a traceback. Slow, idle
-and too many clients are held to the limits of :mod:`arena.web.limits`.
+uvicorn alone has an idle keep-alive timeout and a cap on an incomplete request's
+bytes, but no deadline for a whole request and no cap on connections that it would
+keep below the descriptor limit. Here:
+
+- :class:`GuardedH11` (uvicorn's h11 protocol) arms a **deadline** when a connection
+  opens and at the first byte of each next request: the request line, headers and
+  body must all be in by then, however slowly they trickle, or the connection is
+  closed without an answer; an answer the client does not take within
+  :data:`~arena.web.limits.WRITE_TIMEOUT_S` is dropped too;
+- at the **connection cap** a newcomer closes the connection that has waited longest
+  on its client (for its request, or for the client to read its answer); if every
+  connection is being answered, the newcomer gets a ``503``;
+- a request that HTTP itself rejects gets the site's error page (``414``, ``431``,
+  ``405``, ``400``) with the site's headers, not uvicorn's plain text;
+- :class:`Listener` accepts connections itself and, out of descriptors (``EMFILE``),
+  gives up a **spare** descriptor to accept and refuse one, so it never spins.
 """
 
 from __future__ import annotations
 
-import base64
+import asyncio
 import errno
-import hashlib
+import functools
 import logging
 import socket
 import sys
 import threading
 import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from typing import Any
 
-from leaderboard.store import StoreBusyError, StoreError, StoreReader
-from leaderboard.web import error_page
+import h11
+import uvicorn
+from starlette.applications import Starlette
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .limits import (
-    HEAD_BYTES,
-    RENDER_SLOTS,
-    WRITE_TIMEOUT_S,
-    DeadlineReader,
-    ServeLimits,
-    Slots,
-    Spare,
-    connection_cap,
-    refuse,
-)
-from .replay_js import SCRIPT
-from .site import render, root_of
+from .app import MAX_HEADERS, create_app, security_headers
+from .config import ServerConfig, with_overrides
+from .limits import HEAD_BYTES, WRITE_TIMEOUT_S, ServeLimits, Spare, connection_cap, refuse
+from .pages import error_page
 
 log = logging.getLogger(__name__)
 
-# The only script a page may run is the replay viewer's: allowed by its hash, not with
-# 'unsafe-inline', so markup that ever slipped past the escaping could run nothing.
-SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
-
-HEADERS = {
-    "Content-Type": "text/html; charset=utf-8",
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    # Everything is inline and nothing is fetched: say so, so a page can load nothing else.
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-                               f"script-src '{SCRIPT_HASH}'; img-src data:; base-uri 'none'; "
-                               "form-action 'none'",
-}
+BACKLOG = 128
+"""The kernel's queue of connections not yet accepted: a burst waits there, not refused."""
 
 
-_Request = socket.socket | tuple[bytes, socket.socket]  # socketserver's request type
+def raw_response(status: int, message: str, *, head: bool = False,
+                 extra: dict[str, str] | None = None) -> bytes:
+    """A whole HTTP/1.1 answer with the site's error page and headers, then a close: for
+    what is answered before (or instead of) the app."""
+    body = b"" if head else error_page(status, message, "/").encode()
+    length = len(error_page(status, message, "/").encode())
+    headers = {"Content-Type": "text/html; charset=utf-8", **security_headers(), **(extra or {}),
+               "Connection": "close", "Content-Length": str(length)}
+    lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    phrase = HTTPStatus(status).phrase
+    return f"HTTP/1.1 {status} {phrase}\r\n{lines}\r\n".encode("latin-1") + body
 
 
-class ArenaServer(ThreadingHTTPServer):
-    """The HTTP server, with the database it shows and the limits it keeps (issue 13 A9)."""
+BUSY = raw_response(503, "The server is busy: too many connections are open. Try again in a "
+                    "moment.", extra={"Retry-After": "2"})
 
-    daemon_threads = True
-    request_queue_size = 128  # the kernel's backlog: a burst waits there, not refused
 
-    def __init__(self, address: tuple[str, int], db_path: Path, busy_timeout_s: float,
-                 limits: ServeLimits) -> None:
-        self.db_path = db_path
-        self.busy_timeout_s = busy_timeout_s
+class Guard:
+    """The limits every connection of one server shares."""
+
+    def __init__(self, limits: ServeLimits, cap: int) -> None:
         self.limits = limits
-        self.slots = Slots(connection_cap(limits.max_connections))
-        self.render_slots = threading.BoundedSemaphore(RENDER_SLOTS)
-        self.busy_response = _busy_response()
-        self.spare = Spare()
-        super().__init__(address, Handler)
+        self.cap = cap
+        self.connections: set[GuardedH11] = set()
 
-    def get_request(self) -> tuple[socket.socket, object]:
-        """Accept; out of descriptors (EMFILE), give up the spare to accept and refuse one
-        connection, so the listening socket is drained and the loop never spins."""
+    def admit(self, newcomer: GuardedH11) -> bool:
+        """Room for ``newcomer``: at the cap, close the connection that has waited longest on
+        its client; False if every one is being answered (then the newcomer is refused)."""
+        if len(self.connections) < self.cap:
+            self.connections.add(newcomer)
+            return True
+        waiting = [c for c in self.connections if c.waiting_since is not None]
+        if not waiting:
+            return False
+        victim = min(waiting, key=lambda c: c.waiting_since or 0.0)
+        victim.cut_off("cut off to make room for a newer connection")
+        self.connections.add(newcomer)
+        return True
+
+
+class GuardedH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline per request, a write timeout, eviction at the
+    connection cap and the site's error pages for malformed requests."""
+
+    def __init__(self, *args: Any, guard: Guard, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.guard = guard
+        self.waiting_since: float | None = None
+        """When it began to wait on its client (for a request, or to read its answer);
+        None while its answer is being built (it is not cut off then)."""
+        self._deadline: asyncio.TimerHandle | None = None
+        self._write_timer: asyncio.TimerHandle | None = None
+        self._request_start = b""
+        self._line_bytes: int | None = None
+        """Bytes of the current request line so far (negative once it has ended)."""
+        self._head_lines = 0
+        self._served = False
+        """Whether it has answered a request (the next one's deadline runs from its first
+        byte; the first one's from the connection)."""
+
+    # -- the connection
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if not self.guard.admit(self):
+            transport.write(BUSY)
+            transport.close()
+            return
+        self._arm_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.guard.connections.discard(self)
+        self._cancel_deadline()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+        super().connection_lost(exc)
+
+    def cut_off(self, why: str) -> None:
+        """Close now, dropping whatever is unsent."""
+        log.info("%s: %s", self.client, why)
+        self.guard.connections.discard(self)
+        self.waiting_since = None
+        self.transport.abort()
+
+    # -- the request deadline (issue 13 A9: a per-read timeout lets a slowloris go on)
+    def _arm_deadline(self) -> None:
+        self._cancel_deadline()
+        self.waiting_since = time.monotonic()
+        self._deadline = self.loop.call_later(self.guard.limits.request_timeout_s,
+                                              self._too_slow)
+
+    def _cancel_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if not self._request_in():
+            log.info("%s: the request did not arrive in time", self.client)
+            self.guard.connections.discard(self)
+            self.transport.close()
+
+    def _between_requests(self) -> bool:
+        return self.cycle is None or self.cycle.response_complete
+
+    def _request_in(self) -> bool:
+        """Whether the current request has arrived whole (it is being answered)."""
+        return self.cycle is not None and not self.cycle.response_complete \
+            and not self.cycle.more_body
+
+    def _after_events(self) -> None:
+        if self._request_in():
+            self._cancel_deadline()
+            self.waiting_since = None
+
+    def data_received(self, data: bytes) -> None:
+        if self._between_requests() and self.conn.their_state is h11.IDLE \
+                and not self._request_start:
+            self._request_start = data[:64]  # its method, should h11 refuse the request
+            self._line_bytes, self._head_lines = 0, 0
+            if self._served or self._deadline is None:
+                self._arm_deadline()  # from the first byte of a kept-alive one's next request
+        if self.conn.their_state is h11.IDLE:  # the head's lines, for a 431 if h11 refuses it
+            self._head_lines += data.count(b"\n")
+        if self._line_bytes is not None:  # how long the request line is, for a 414
+            end = data.find(b"\n")
+            self._line_bytes += len(data) if end < 0 else end
+            if end >= 0:
+                self._line_bytes = -self._line_bytes  # ended: its length, kept negative
+        super().data_received(data)
+        self._after_events()
+
+    def on_response_complete(self) -> None:
+        self._request_start, self._line_bytes, self._served = b"", None, True
+        super().on_response_complete()  # arms uvicorn's idle keep-alive timeout
+        if not self.transport.is_closing() and self._between_requests():
+            self.waiting_since = time.monotonic()
+        self._after_events()  # a pipelined request already in
+
+    # -- the answer: a client that does not read it waits on itself
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.waiting_since = time.monotonic()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(
+                WRITE_TIMEOUT_S, self.cut_off, "the client did not take its answer in time")
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+        if not self._between_requests():
+            self.waiting_since = None
+
+    # -- what h11 refuses, as the site's pages
+    def send_400_response(self, msg: str) -> None:
+        """Called by uvicorn inside its ``except h11.RemoteProtocolError``: which error."""
+        error = sys.exc_info()[1]
+        buffered = self.conn.trailing_data[0]
+        method = self._request_start.split(b" ", 1)[0]
+        head = method == b"HEAD"
+        line = abs(self._line_bytes or 0)
+        if line > HEAD_BYTES or (str(error) == "Receive buffer too long"
+                                 and b"\n" not in buffered):
+            answer = raw_response(414, "Request-URI Too Long: the request line is longer "
+                                  f"than {HEAD_BYTES // 1024} KiB.", head=head)
+        elif str(error) == "Receive buffer too long":
+            answer = raw_response(431, "Request Header Fields Too Large: they take more "
+                                  f"than {HEAD_BYTES // 1024} KiB, the most this server "
+                                  "reads.", head=head)
+        elif self._head_lines > MAX_HEADERS + 1:  # h11 found no Host: among the 100
+            answer = raw_response(431, "Request Header Fields Too Large: Too many headers "
+                                  f"(more than {MAX_HEADERS}).", head=head)
+        elif method.isalpha() and method not in (b"GET", b"HEAD"):
+            name = method.decode("ascii")
+            answer = raw_response(405, f"This server only shows pages: {name} is not allowed, "
+                                  "only GET and HEAD.", extra={"Allow": "GET, HEAD"})
+        else:
+            answer = raw_response(400, f"Bad request: {error or msg}.", head=head)
+        log.info("%s: refused a malformed request (%s)", self.client, error)
+        self.guard.connections.discard(self)
+        self.transport.write(answer)
+        self.transport.close()
+
+
+class Listener:
+    """Accepts connections for uvicorn (in place of ``loop.create_server``), so that out of
+    descriptors it can refuse one with its spare instead of leaving the listening socket
+    readable for ever: the accept loop never spins on EMFILE."""
+
+    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop,
+                 factory: Any) -> None:
+        self.sock, self.loop, self.factory = sock, loop, factory
+        self.spare = Spare()
+        self.closed = False
+        sock.setblocking(False)
+        loop.add_reader(sock.fileno(), self._accept)
+
+    def _accept(self) -> None:
+        for _ in range(BACKLOG):
+            try:
+                conn, _ = self.sock.accept()
+            except BlockingIOError:
+                return
+            except OSError as err:
+                if err.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    self._shed()
+                else:
+                    log.warning("accept failed: %s", err)
+                return
+            conn.setblocking(False)
+            self.loop.create_task(self._connect(conn))
+
+    async def _connect(self, conn: socket.socket) -> None:
         try:
-            return self.socket.accept()
-        except OSError as err:
-            if err.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                self._shed()
-            raise  # socketserver drops this round and selects again
+            await self.loop.connect_accepted_socket(self.factory, conn)
+        except OSError:
+            conn.close()
 
     def _shed(self) -> None:
         shed = False
         if self.spare.give_up():
             try:
-                sock, _ = self.socket.accept()
+                conn, _ = self.sock.accept()
             except OSError:
                 pass
             else:
-                refuse(sock, self.busy_response)
+                refuse(conn, BUSY)
                 shed = True
         if not (self.spare.take() and shed):
-            time.sleep(0.1)  # even the spare did not help: wait, never spin
+            # Even the spare did not help: stop reading the socket a moment, never spin.
+            self.loop.remove_reader(self.sock.fileno())
+            self.loop.call_later(0.1, self._resume)
 
-    def process_request(self, request: _Request, client_address: object) -> None:
-        """A thread for the connection if it gets a slot; else a 503 at once."""
-        assert isinstance(request, socket.socket)  # a stream server's requests are sockets
-        if not self.slots.admit(request, self.limits.request_timeout_s):
-            refuse(request, self.busy_response)
-            return
-        try:
-            super().process_request(request, client_address)
-        except RuntimeError:  # no thread could be started: refused, not dropped
-            self.slots.release(request)
-            refuse(request, self.busy_response)
+    def _resume(self) -> None:
+        if not self.closed:
+            self.loop.add_reader(self.sock.fileno(), self._accept)
 
-    def process_request_thread(self, request: _Request, client_address: object) -> None:
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.loop.remove_reader(self.sock.fileno())
+            self.spare.close()
+
+    async def wait_closed(self) -> None:
+        """Nothing to wait for (uvicorn's shutdown calls it)."""
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn, its connections made by :class:`Listener` with the guarded protocol."""
+
+    def __init__(self, config: uvicorn.Config, sock: socket.socket, guard: Guard) -> None:
+        super().__init__(config)
+        self.sock, self.guard = sock, guard
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        factory = functools.partial(GuardedH11, config=self.config,
+                                    server_state=self.server_state, app_state={}, _loop=loop,
+                                    guard=self.guard)
+        self.servers = [Listener(self.sock, loop, factory)]  # type: ignore[list-item]
+        self.started = True
+
+
+class ArenaServer:
+    """uvicorn on a socket bound beforehand (so ``port 0`` is known at once), with the
+    guarded protocol and the listener above; ``serve_forever``/``shutdown``/
+    ``server_close`` as before, so it also runs in a thread (the tests, the bench)."""
+
+    def __init__(self, app: Starlette, sock: socket.socket, limits: ServeLimits,
+                 cap: int) -> None:
+        self.app = app
+        self.sock = sock
+        self.guard = Guard(limits, cap)
+        self.uvicorn = _Uvicorn(uvicorn.Config(
+            app, http="h11", ws="none", lifespan="off", log_config=None, access_log=False,
+            timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
+            h11_max_incomplete_event_size=HEAD_BYTES, backlog=BACKLOG,
+            timeout_graceful_shutdown=2), sock, self.guard)
+        self._done = threading.Event()
+
+    @property
+    def server_address(self) -> tuple[str, int]:
+        host, port = self.sock.getsockname()[:2]
+        return str(host), int(port)
+
+    @property
+    def cap(self) -> int:
+        """Connections served at once (``--max-connections``, lowered to fit the limit)."""
+        return self.guard.cap
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`shutdown` (or SIGINT/SIGTERM, in the main thread)."""
         try:
-            super().process_request_thread(request, client_address)
+            asyncio.run(self.uvicorn.serve())
         finally:
-            assert isinstance(request, socket.socket)
-            self.slots.release(request)
+            self._done.set()
 
-    def handle_error(self, request: object, client_address: object) -> None:
-        """A client that went away mid-answer is a line in the log, not a traceback."""
-        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
-            log.info("%s: %s", client_address, sys.exc_info()[1])
-        else:
-            log.exception("error answering %s", client_address)
+    def shutdown(self) -> None:
+        """Stop serving (from another thread) and wait for it."""
+        self.uvicorn.should_exit = True
+        self._done.wait(15)
 
     def server_close(self) -> None:
-        super().server_close()
-        self.spare.close()
+        self.sock.close()
 
 
-def _busy_response() -> bytes:
-    """The 503 sent to a connection refused before its request is read."""
-    body = error_page(503, "The server is busy: too many connections are open. Try again "
-                      "in a moment.", "/").encode()
-    head = "".join(f"{key}: {value}\r\n" for key, value in HEADERS.items())
-    return (f"HTTP/1.1 503 Service Unavailable\r\n{head}Retry-After: 2\r\n"
-            f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket (IPv6 for a host with ":"); OSError if it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=BACKLOG)
 
 
-class ArenaServer6(ArenaServer):
-    """The same over IPv6 (``--host ::1``)."""
-
-    address_family = socket.AF_INET6
-
-
-class Handler(BaseHTTPRequestHandler):
-    """GET and HEAD of the site's pages; 405 for anything else."""
-
-    server: ArenaServer
-    server_version = "arena-web"
-    sys_version = ""
-    protocol_version = "HTTP/1.1"  # keep-alive, each connection held to the idle timeout
-    served = False
-
-    def setup(self) -> None:
-        """Reads bounded by the connection's deadline, each answer by WRITE_TIMEOUT_S."""
-        super().setup()
-        self.connection.settimeout(WRITE_TIMEOUT_S)
-        self.rfile.close()
-        self.reader = self.server.slots.reader(self.connection,
-                                               self.server.limits.request_timeout_s)
-        self.rfile = self.reader
-        self.wfile.close()
-        self.writer = self.server.slots.writer(self.connection)
-        self.wfile = self.writer
-
-    def handle_one_request(self) -> None:
-        """One request; on a kept-alive connection first wait for it, at most the idle
-        timeout, then give it the request timeout from its first byte (issue 13 A9)."""
-        slots, limits = self.server.slots, self.server.limits
-        if self.served:
-            slots.waiting(self.request, limits.idle_timeout_s)
-            try:
-                if not self.reader.peek(1):
-                    self.close_connection = True
-                    return
-            except OSError:  # the idle timeout (TimeoutError), or cut off for a newcomer
-                self.close_connection = True
-                return
-            slots.waiting(self.request, limits.request_timeout_s)
-        self.served = True
-        self.writer.start(WRITE_TIMEOUT_S)  # for a "100 Continue", before any _send
-        super().handle_one_request()
-
-    def parse_request(self) -> bool:
-        """The request line and headers, reading at most HEAD_BYTES of headers (issue 13
-        A9: each connection could make the server keep 6.5 MB of them)."""
-        raw = self.reader.raw
-        assert isinstance(raw, DeadlineReader)
-        raw.budget = HEAD_BYTES
-        try:
-            return super().parse_request()
-        finally:
-            raw.budget = None
-
-    def _segments(self) -> list[str] | None:
-        """The request path as decoded segments, or None if it tries to leave the site."""
-        path = urlsplit(self.path).path
-        segments = [unquote(s) for s in path.split("/")[1:]]
-        if any(s in (".", "..") or "/" in s or "\x00" in s for s in segments):
-            return None
-        if segments and segments[-1] and not segments[-1].endswith(".html"):
-            segments[-1] += ".html"  # /leaderboard/stop-me works as well as ...stop-me.html
-        return segments
-
-    def _page(self) -> tuple[int, str]:
-        self.server.slots.answering(self.request)
-        segments = self._segments()
-        if segments is None:
-            return 400, error_page(400, "This address is not a page of this site.", "/")
-        if not self.server.render_slots.acquire(timeout=self.server.limits.request_timeout_s):
-            return 503, error_page(503, "The server is busy building other pages; try again "
-                                   "in a moment.", root_of(segments))
-        try:
-            return self._render(segments)
-        finally:
-            self.server.render_slots.release()
-
-    def _render(self, segments: list[str]) -> tuple[int, str]:
-        try:
-            store = StoreReader(self.server.db_path, self.server.busy_timeout_s)
-        except StoreError as err:
-            message = ("The database is busy (a tournament is writing to it); try again in a "
-                       "moment." if isinstance(err, StoreBusyError)
-                       else f"The database cannot be read now: {err}")
-            return 503, error_page(503, message, root_of(segments))
-        try:
-            return render(store, segments)
-        finally:
-            store.close()
-
-    def _send(self, status: int, body: str, head: bool = False,
-              extra: dict[str, str] | None = None) -> None:
-        self.writer.start(WRITE_TIMEOUT_S)
-        data = body.encode("utf-8")
-        self.send_response(status)
-        for key, value in {**HEADERS, **(extra or {})}.items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if not head:
-            self.wfile.write(data)
-
-    def do_GET(self) -> None:  # the http.server naming
-        """A page."""
-        status, body = self._page()
-        self._send(status, body, extra={"Retry-After": "2"} if status == 503 else None)
-
-    def do_HEAD(self) -> None:
-        """A page's headers."""
-        status, body = self._page()
-        self._send(status, body, head=True,
-                   extra={"Retry-After": "2"} if status == 503 else None)
-
-    def _refuse(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:  # "Content-Length: abc" was a ValueError and no answer at all
-            length = 0
-        if 0 < length <= 1 << 20:
-            # Read what was sent, so the client sees the answer; in chunks, dropped: a
-            # body of 1 MiB held whole while it trickled in cost 1 MiB a connection.
-            while length > 0 and (chunk := self.rfile.read(min(length, 64 * 1024))):
-                length -= len(chunk)
-        self.close_connection = True
-        self._send(405, error_page(405, f"This server only shows pages: {self.command} is not "
-                                   "allowed, only GET and HEAD.", "/"),
-                   extra={"Allow": "GET, HEAD"})
-
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
-
-    def send_error(self, code: int, message: str | None = None,
-                   explain: str | None = None) -> None:
-        """http.server's own errors (a malformed request, a line or headers too long, a
-        method it does not know) as this site's pages, with its headers: its stock page
-        had neither, and any unknown method (PROPFIND...) gets the 405 every other does."""
-        if code == HTTPStatus.NOT_IMPLEMENTED and self.command:
-            self._refuse()
-            return
-        self.close_connection = True
-        sentence = message or HTTPStatus(code).phrase
-        if code == HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE and explain:
-            sentence = f"{sentence}: {explain}"  # which limit: lines, their count or bytes
-        self._send(code, error_page(code, f"{sentence}.", "/"), head=self.command == "HEAD")
-
-    def log_message(self, format: str, *args: object) -> None:
-        log.info("%s %s", self.address_string(), format % args)
-
-
-def make_server(db_path: str | Path, host: str = "127.0.0.1", port: int = 8000,
-                busy_timeout_s: float = 2.0, limits: ServeLimits | None = None) -> ArenaServer:
-    """A bound server (port 0: any free port, see ``server.server_address``); call
-    ``serve_forever()`` to run it and ``shutdown()``/``server_close()`` to stop it.
-    Raises :class:`arena.web.limits.LimitError` if ``RLIMIT_NOFILE`` leaves no room."""
-    cls = ArenaServer6 if ":" in host else ArenaServer
-    return cls((host, port), Path(db_path), busy_timeout_s, limits or ServeLimits())
+def make_server(config: ServerConfig | str | Path, host: str | None = None,
+                port: int | None = None, busy_timeout_s: float = 2.0,
+                limits: ServeLimits | None = None, *, app: Starlette | None = None
+                ) -> ArenaServer:
+    """A bound server over the app of ``config`` (or a database path, with ``host`` and
+    ``port``); call ``serve_forever()`` to run it and ``shutdown()``/``server_close()`` to
+    stop it. Raises :class:`arena.web.limits.LimitError` if ``RLIMIT_NOFILE`` leaves no
+    room, OSError if the address cannot be had."""
+    if not isinstance(config, ServerConfig):
+        config = with_overrides(ServerConfig(), db=str(config), host=host, port=port)
+    if limits is None:
+        limits = ServeLimits(config.server.max_connections, config.server.request_timeout_s,
+                             config.server.idle_timeout_s)
+    cap = connection_cap(limits.max_connections)
+    sock = bind(config.server.host if host is None else host,
+                config.server.port if port is None else port)
+    return ArenaServer(app or create_app(config, busy_timeout_s=busy_timeout_s), sock,
+                       limits, cap)
 
 
 def is_loopback(host: str) -> bool:

@@ -18,26 +18,26 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from leaderboard.store import StoreBusyError, StoreError, StoreReader
-from leaderboard.web import (
-    PageError,
-    bad_request,
+from leaderboard.web import PageError, bad_request, not_found
+from leaderboard.web.data import boards
+from leaderboard.web.paths import page_key_matches, page_path
+
+from .pages import (
     bot_page,
     error_page,
     head_to_head_page,
     index_page,
     leaderboard_page,
-    not_found,
     tournament_page,
     tournaments_page,
 )
-from leaderboard.web.data import boards
-from leaderboard.web.layout import page_key_matches, page_path
-
 from .replay import load, rebuild, replay_file, replay_page
+from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX, for_files
 
 log = logging.getLogger(__name__)
 
@@ -132,9 +132,14 @@ def _games(store: StoreReader) -> list[str]:
 
 def export_html(store: StoreReader, directory: str | Path,
                 progress: Callable[[str], None] | None = None) -> int:
-    """Write every page under ``directory`` (links relative: open index.html from disk);
-    returns the number of pages written."""
-    out = Path(directory)
+    """Write every page under ``directory`` and the static files under
+    ``directory/static/`` (links relative: open index.html from disk); returns the number
+    of pages written."""
+    with for_files():
+        return _export(store, Path(directory), progress)
+
+
+def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | None) -> int:
     count = 0
 
     def write(relative: str, html: str) -> None:
@@ -146,6 +151,10 @@ def export_html(store: StoreReader, directory: str | Path,
         if progress:
             progress(relative)
 
+    # The same templates as served; the static files too, so the pages work from disk.
+    (out / STATIC_PREFIX).mkdir(parents=True, exist_ok=True)
+    for name in STATIC_FILES:
+        shutil.copyfile(STATIC_DIR / name, out / STATIC_PREFIX / name)
     write("index.html", index_page(store))
     write("tournaments.html", tournaments_page(store))
     write("404.html", error_page(404, "There is no page at this address; the start page links "

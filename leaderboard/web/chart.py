@@ -1,4 +1,6 @@
-"""Line charts as inline SVG: no script, no library, nothing fetched.
+"""Line charts as inline SVG: the geometry here, the markup in the ``chart`` macro of
+arena/web/templates/macros.html (no HTML in Python, issue 15 §1). No script, no library,
+nothing fetched.
 
 A chart scales to its container (``viewBox`` and ``width: 100%``) and draws,
 per series, a solid line with one ``<circle class="pt">`` per point (its
@@ -11,8 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-from .layout import esc
+from typing import Any
 
 PALETTE = ("#2458b3", "#c0392b", "#1f8a4c", "#8e44ad", "#d35400", "#16a085", "#7f8c8d")
 
@@ -52,12 +53,15 @@ def _fmt(value: float) -> str:
 
 
 def line_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str,
-               width: int = 640, height: int = 260) -> str:
-    """An inline ``<svg class="chart">`` of ``series`` with axes, grid, ticks and a legend."""
+               width: int = 640, height: int = 260) -> dict[str, Any]:
+    """The geometry of a chart of ``series``: axes, grid, ticks, lines, points and legend,
+    in the viewBox's coordinates; ``series`` is empty when there is nothing to draw."""
+    chart: dict[str, Any] = {"title": title, "x_label": x_label, "y_label": y_label,
+                             "width": width, "height": height, "series": []}
     points = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=True)]
     lows = [v for s in series if s.lower for v in s.lower]
     if not points:
-        return '<p class="muted">No rated games yet.</p>'
+        return chart
     left, right, top, bottom = 46, 12, 12, 34
     xs = [p[0] for p in points]
     ys = [p[1] for p in points] + lows
@@ -75,38 +79,17 @@ def line_chart(series: Sequence[Series], *, title: str, x_label: str, y_label: s
     def sy(y: float) -> float:
         return round(top + (1 - (y - y0) / (y1 - y0)) * plot_h, 2)
 
-    out = [(f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
-            f'xmlns="http://www.w3.org/2000/svg" aria-label="{esc(title)}">'
-            f"<title>{esc(title)}</title>")]
-    for t in y_ticks:
-        out.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{sy(t)}" '
-                   f'y2="{sy(t)}"/><text x="{left - 6}" y="{sy(t) + 4}" '
-                   f'text-anchor="end">{_fmt(t)}</text>')
-    for t in x_ticks:
-        out.append(f'<text x="{sx(t)}" y="{height - bottom + 16}" '
-                   f'text-anchor="middle">{_fmt(t)}</text>')
-    out.append(f'<text x="{left + plot_w / 2}" y="{height - 4}" '
-               f'text-anchor="middle">{esc(x_label)}</text>')
-    out.append(f'<text x="12" y="{top + plot_h / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 12 {top + plot_h / 2})">{esc(y_label)}</text>')
+    chart.update(left=left, right=right, top=top, bottom=bottom, plot_w=plot_w, plot_h=plot_h,
+                 has_lower=bool(lows),
+                 y_ticks=[{"at": sy(t), "text": _fmt(t)} for t in y_ticks],
+                 x_ticks=[{"at": sx(t), "text": _fmt(t)} for t in x_ticks])
     for i, s in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
-        if s.lower:
-            path = " ".join(f"{sx(x)},{sy(y)}" for x, y in zip(s.xs, s.lower, strict=True))
-            out.append(f'<polyline class="lower" fill="none" stroke="{colour}" '
-                       f'stroke-width="1.2" stroke-dasharray="4 3" opacity=".7" points="{path}"/>')
-        path = " ".join(f"{sx(x)},{sy(y)}" for x, y in zip(s.xs, s.ys, strict=True))
-        out.append(f'<polyline class="line" fill="none" stroke="{colour}" stroke-width="2" '
-                   f'points="{path}"/>')
-        radius = 3 if len(s.xs) <= 150 else 1.6
-        out.append(f'<g class="series" data-label="{esc(s.label)}" fill="{colour}">')
-        for x, y, tip in zip(s.xs, s.ys, s.tips, strict=True):
-            out.append(f'<circle class="pt" cx="{sx(x)}" cy="{sy(y)}" r="{radius}">'
-                       f"<title>{esc(tip)}</title></circle>")
-        out.append("</g>")
-    out.append("</svg>")
-    legend = "".join(f'<span><b style="color:{PALETTE[i % len(PALETTE)]}">━</b> {esc(s.label)}'
-                     "</span>" for i, s in enumerate(series))
-    if lows:
-        legend += "<span>┅ conservative rating mu − 3σ</span>"
-    return "".join(out) + f'<p class="legend">{legend}</p>'
+        chart["series"].append({
+            "label": s.label, "index": i % len(PALETTE), "colour": PALETTE[i % len(PALETTE)],
+            "lower": " ".join(f"{sx(x)},{sy(y)}" for x, y in zip(s.xs, s.lower, strict=True))
+            if s.lower else "",
+            "line": " ".join(f"{sx(x)},{sy(y)}" for x, y in zip(s.xs, s.ys, strict=True)),
+            "radius": 3 if len(s.xs) <= 150 else 1.6,
+            "points": [{"x": sx(x), "y": sy(y), "tip": tip}
+                       for x, y, tip in zip(s.xs, s.ys, s.tips, strict=True)]})
+    return chart

@@ -1,15 +1,3 @@
-"""The replay viewer's inline script (plain JavaScript, no library, nothing fetched).
-
-It reads the positions embedded in the page (``#replay-data``), rebuilds each
-view from its changed keys, and renders one position at a time: the view as
-nested key/value lists, tables and card chips; the decisions with who chose
-them and their time; the events. Back/forward buttons, the slider, the arrow
-keys, Home and End move through the game; the position is kept in the URL
-fragment (``#step=N``). Everything is written with ``textContent``: no data
-ever becomes markup.
-"""
-
-SCRIPT = r"""
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("replay-data").textContent);
@@ -183,4 +171,3 @@ SCRIPT = r"""
   var m = /step=(\d+)/.exec(location.hash);
   show(m ? +m[1] : 0);
 })();
-"""

@@ -1,0 +1,141 @@
+"""The pages that need only the database: start page, leaderboards, bots, head-to-head,
+tournaments, and the error page. Each function gathers its rows (leaderboard.web.data
+and the store's named reads), turns them into a template's context and renders it
+(:mod:`arena.web.templating`); it raises :class:`~leaderboard.web.data.PageError`
+(404 for an unknown game, bot or tournament). No HTML here (issue 15 §1).
+
+The replay page needs the game engines: :mod:`arena.web.replay`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from leaderboard import board
+from leaderboard.store import StoreReader, as_dicts
+from leaderboard.web.chart import Series, line_chart
+from leaderboard.web.data import (
+    boards,
+    head_to_head,
+    not_found,
+    rating_history,
+    require_board,
+    tournaments,
+)
+
+from .templating import render
+
+UP = "../"  # pages in a folder (leaderboard/, bot/, ...) reach the root through this
+FAULT_ROWS = 200
+RECENT_ROWS = 20
+GAME_ROWS = 2000
+ERROR_TITLES = {400: "Bad request", 401: "Not signed in", 403: "Forbidden", 404: "Not found",
+                405: "Method not allowed", 408: "Request timeout", 413: "Too large",
+                414: "Address too long", 431: "Headers too large", 500: "Server error",
+                503: "Try again soon"}
+
+
+def error_page(status: int, message: str, root: str = "", games: Sequence[str] = ()) -> str:
+    """A clear page for a bad request: the status and one sentence, never a traceback."""
+    return render("error.html", status=status, heading=ERROR_TITLES.get(status, "Error"),
+                  message=message, root=root, games=list(games))
+
+
+def index_page(store: StoreReader) -> str:
+    """The start page: every leaderboard's top five, the bots, the latest tournaments."""
+    games = boards(store)
+    cards = [{"game": g, "rows": board.standings(store, g)[:5]} for g in games]
+    return render("index.html", root="", games=games, cards=cards,
+                  bots=store.bot_name_summaries(), recent=as_dicts(tournaments(store)[:5]))
+
+
+def leaderboard_page(store: StoreReader, game: str) -> str:
+    """One game's leaderboard, best first by mu − 3σ, as ``arena leaderboard GAME`` shows it."""
+    state = require_board(store, game)
+    env = {k: getattr(state, k) for k in ("mu", "sigma", "beta", "tau", "draw_probability")}
+    return render("leaderboard.html", root=UP, games=boards(store), game=game,
+                  rated_games=state.rated_games, rows=board.standings(store, game),
+                  environment=", ".join(f"{k}={v:g}" for k, v in env.items()))
+
+
+def head_to_head_page(store: StoreReader, game: str) -> str:
+    """How often each bot version finished strictly ahead of each other one, in ``game``."""
+    require_board(store, game)
+    players, pairs = head_to_head(store, game)
+    labels = [f"{p.name}@{p.version}" for p in players]
+    grid = []
+    for a, a_label in zip(players, labels, strict=True):
+        cells: list[dict[str, Any]] = []
+        for b, b_label in zip(players, labels, strict=True):
+            ahead, count = pairs.get((a.id, b.id), (0, 0))
+            cells.append({"self": a.id == b.id, "ahead": ahead, "games": count,
+                          "label": b_label,
+                          "share": round(100 * ahead / count) if count else 0})
+        grid.append({"name": a.name, "label": a_label, "cells": cells})
+    return render("head_to_head.html", root=UP, games=boards(store), game=game,
+                  players=[{"name": p.name, "label": n} for p, n in zip(players, labels,
+                                                                         strict=True)],
+                  grid=grid)
+
+
+def _ratings(store: StoreReader, name: str, ids: list[int]) -> list[dict[str, Any]]:
+    """Per game: the bot's versions' ratings and places, and the chart of their history."""
+    ratings = as_dicts(store.bot_ratings(ids))
+    out = []
+    for game in sorted({r["game"] for r in ratings}):
+        mine = [r for r in ratings if r["game"] == game]
+        standing = {(s["bot"], s["version"]): s["rank"] for s in board.standings(store, game)}
+        history = rating_history(store, game)
+        series = []
+        for r in mine:
+            r["place"] = standing.get((name, r["version"]))
+            points = history.get(r["bot_id"], [])
+            series.append(Series(
+                f"{name}@{r['version']}", [p["n"] for p in points], [p["mu"] for p in points],
+                [f"game {p['game_id']}: rank {p['rank']}, mu {p['mu']:.2f}, "
+                 f"sigma {p['sigma']:.2f}" for p in points],
+                [p["mu"] - 3 * p["sigma"] for p in points]))
+        out.append({"game": game, "rows": mine, "chart": line_chart(
+            series, title=f"Rating of {name} in {game}", x_label=f"rated games of {game}",
+            y_label="mu")})
+    return out
+
+
+def bot_page(store: StoreReader, name: str) -> str:
+    """A bot: its versions, rating history per game, results by seat, faults, logs, recent
+    games."""
+    versions = as_dicts(store.bot_versions(name))
+    if not versions:
+        raise not_found(f"There is no bot named {name!r}.")
+    ids = [v["id"] for v in versions]
+    faults = as_dicts(store.bot_faults(ids))
+    # The bot's captured output (stderr, capped at 64 KiB per match), newest first; None
+    # for a database from before schema 3.
+    logs = store.bot_log_entries(ids, FAULT_ROWS)
+    return render("bot.html", root=UP, games=boards(store), name=name, versions=versions,
+                  ratings=_ratings(store, name, ids), by_seat=as_dicts(store.seat_records(ids)),
+                  faults=faults[:FAULT_ROWS], faults_total=len(faults), logs=logs,
+                  recent=as_dicts(store.bot_games(ids, RECENT_ROWS)))
+
+
+def tournaments_page(store: StoreReader) -> str:
+    """Every tournament with its progress: games played of those scheduled."""
+    return render("tournaments.html", root="", games=boards(store),
+                  rows=as_dicts(tournaments(store)))
+
+
+def tournament_page(store: StoreReader, tournament_id: int) -> str:
+    """One tournament: settings, progress, its entrants' results and every game played."""
+    found = store.tournament_by_id(tournament_id)
+    if found is None:
+        raise not_found(f"There is no tournament with id {tournament_id}.")
+    t = asdict(found)
+    stored = store.played(tournament_id)
+    return render("tournament.html", root=UP, games=boards(store), t=t,
+                  clocks=t["settings"].get("clocks", {}), played=stored.games,
+                  void=stored.void,
+                  # The one entrants summary (issue 14 §1), shown as `arena tournament show`.
+                  entrants=as_dicts(store.entrant_results(tournament_id)),
+                  games_played=as_dicts(store.tournament_games(tournament_id, GAME_ROWS)))
