@@ -181,7 +181,7 @@ def test_serve_with_submissions_says_what_it_serves(db: Path, tmp_path: Path) ->
         assert "with submissions" in line, line
         assert process.stderr
         process.stderr.readline()
-        assert "submissions are on" in process.stderr.readline()
+        assert "accounts and uploads on" in process.stderr.readline()
     finally:
         process.terminate()
         process.wait(timeout=15)

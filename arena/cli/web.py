@@ -9,6 +9,8 @@ import click
 from click.core import ParameterSource
 
 from arena.web import LimitError, ServeLimits, export_html, is_loopback, make_server
+from arena.web.auth import SecretError, load_secret
+from arena.web.competition import build_app
 from arena.web.config import ConfigError, ServerConfig, load_config, with_overrides
 from leaderboard.store import StoreError, StoreReader
 
@@ -52,12 +54,17 @@ def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str
     the pages, so a running tournament can go on writing to it. Slow and idle clients
     are cut off and connections are capped (docs/web.md, "Limits"). Ctrl-C stops the
     server."""
-    config = _config(ctx, config_path, db=str(db_path), host=host, port=port,
+    config = _config(ctx, config_path, database=str(db_path), host=host, port=port,
                      max_connections=max_connections, request_timeout_s=request_timeout,
                      idle_timeout_s=idle_timeout, submissions=submissions)
     _open(config.db_path).close()  # a clear error now for a missing or foreign database
+    if config.server.submissions:
+        try:  # a key file others may read is refused now, not at the first sign-in
+            load_secret(config.secret_path)
+        except SecretError as err:
+            raise click.ClickException(str(err)) from None
     try:
-        server = make_server(config)
+        server = make_server(config, app=build_app(config))
     except LimitError as err:
         raise click.ClickException(str(err)) from None
     except OSError as err:
@@ -73,10 +80,9 @@ def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str
                f"{config.server.request_timeout_s:g} s to send a request, "
                f"{config.server.idle_timeout_s:g} s idle", err=True)
     if config.server.submissions:
-        # Issue 15 §2-§3 add the account and upload routes; until they are in this build,
-        # say so rather than pretend.
-        click.echo("submissions are on, but this build has no account or upload pages yet: "
-                   "only the public pages are served", err=True)
+        click.echo(f"accounts and uploads on: archives and bots in {config.data_path}, "
+                   f"{config.jobs.workers} submission job{'s' if config.jobs.workers != 1 else ''}"
+                   " at a time", err=True)
     if not is_loopback(config.server.host):
         click.echo(f"warning: {config.server.host} is reachable from other machines; the "
                    "pages show every bot's results and fault logs", err=True)
@@ -91,7 +97,7 @@ def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str
 def _config(ctx: click.Context, path: Path | None, **options: object) -> ServerConfig:
     """The settings: ``arena.toml`` (if given), then each option given on the command line
     (or ARENA_DB) over it; without a file, every option as it stands."""
-    names = {"db": "db_path", "request_timeout_s": "request_timeout",
+    names = {"database": "db_path", "request_timeout_s": "request_timeout",
              "idle_timeout_s": "idle_timeout"}
     try:
         config = load_config(path)

@@ -306,9 +306,15 @@ class _Uvicorn(uvicorn.Server):
         self.sock, self.guard = sock, guard
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # The app's lifespan first (the competition server starts its submission
+        # pipeline there), as uvicorn's own startup does; a failed start stops the server.
+        await self.lifespan.startup()
+        if self.lifespan.should_exit:
+            raise SystemExit(3)
         loop = asyncio.get_running_loop()
         factory = functools.partial(GuardedH11, config=self.config,
-                                    server_state=self.server_state, app_state={}, _loop=loop,
+                                    server_state=self.server_state,
+                                    app_state=self.lifespan.state, _loop=loop,
                                     guard=self.guard)
         self.servers = [Listener(self.sock, loop, factory)]  # type: ignore[list-item]
         self.started = True
@@ -325,7 +331,7 @@ class ArenaServer:
         self.sock = sock
         self.guard = Guard(limits, cap)
         self.uvicorn = _Uvicorn(uvicorn.Config(
-            app, http="h11", ws="none", lifespan="off", log_config=None, access_log=False,
+            app, http="h11", ws="none", lifespan="auto", log_config=None, access_log=False,
             timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
             h11_max_incomplete_event_size=HEAD_BYTES, backlog=BACKLOG,
             timeout_graceful_shutdown=2), sock, self.guard)
@@ -372,7 +378,7 @@ def make_server(config: ServerConfig | str | Path, host: str | None = None,
     stop it. Raises :class:`arena.web.limits.LimitError` if ``RLIMIT_NOFILE`` leaves no
     room, OSError if the address cannot be had."""
     if not isinstance(config, ServerConfig):
-        config = with_overrides(ServerConfig(), db=str(config), host=host, port=port)
+        config = with_overrides(ServerConfig(), database=str(config), host=host, port=port)
     if limits is None:
         limits = ServeLimits(config.server.max_connections, config.server.request_timeout_s,
                              config.server.idle_timeout_s)
