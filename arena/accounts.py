@@ -243,7 +243,8 @@ def claim_bot(store: Store, author: Author, name: str, *,
     """Let ``author`` add versions to bot ``name``: the first author to submit a name
     owns it (issue 15 §2). Returns the owner after the call (None: a bot the organiser
     added from the CLI, which only an admin may add to). BotOwned when the name (or one
-    differing only in case) is another author's, the organiser's, or a built-in's;
+    of the same NFKC case fold: ``fold_bot_name``) is another author's, the
+    organiser's, or a built-in's;
     BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
     names already (counted in the same transaction as the claim)."""
     if name.casefold().startswith(BUILTIN_PREFIX):
@@ -253,12 +254,16 @@ def claim_bot(store: Store, author: Author, name: str, *,
     # pass the check and each believe the name is theirs.
     with store.transaction(f"claiming bot name {name!r}"):
         owner = store.bot_owner(name)
-        if owner is None and store.bot_exists(name):
-            # Registered by the organiser (`arena bot add`) before anyone submitted it.
+        # Registered by the organiser (`arena bot add`) before anyone submitted it, in
+        # this or another case (which the bot store would refuse as a second name, so
+        # the claim was of a name no version could ever be added to; found by review).
+        known = store.registered_bot_like(name) if owner is None else None
+        if known is not None:
             if author.admin:
                 return None
-            raise BotOwned(f"bot name {name!r} belongs to the organiser; choose another "
-                           f"name")
+            shown = "" if known == name else f" (as {known!r})"
+            raise BotOwned(f"bot name {name!r} belongs to the organiser{shown}; choose "
+                           f"another name")
         if owner is None:
             owned = store.owned_bots(author.id)
             if max_bots is not None and not author.admin and len(owned) >= max_bots:

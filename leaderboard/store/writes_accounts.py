@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import now
 from .errors import NameTaken
-from .reads_accounts import AccountReads
+from .reads_accounts import AccountReads, fold_bot_name
 from .rows import Author
 
 
@@ -89,11 +89,13 @@ class AccountWrites(AccountReads):
 
     def claim_bot_name(self, name: str, author_id: int) -> Author | None:
         """Record ``author_id`` as the owner of bot name ``name`` unless someone owns it
-        (or a name differing only in case) already; the owner after the call."""
+        (or a name of the same fold: another case or compatibility form) already; the
+        owner after the call."""
         doing = f"claiming bot name {name!r}"
         with self.transaction(doing):
             owner = self.bot_owner(name)
             if owner is None:
-                self._write("INSERT OR IGNORE INTO bot_owners (name, author_id, claimed_at) "
-                            "VALUES (?, ?, ?)", (name, author_id, now()), doing)
+                self._write("INSERT OR IGNORE INTO bot_owners (name, folded, author_id, "
+                            "claimed_at) VALUES (?, ?, ?, ?)",
+                            (name, fold_bot_name(name), author_id, now()), doing)
             return self.bot_owner(name)
