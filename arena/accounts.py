@@ -90,10 +90,19 @@ def holds_token(text: str) -> bool:
     return _TOKEN_INSIDE.search(text) is not None
 
 
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message: repr (so control characters show as escapes), and
+    a long one cut, with its length said (a 10 KB name is not echoed whole into a page
+    or a log line; found by review)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def check_author_name(name: str) -> str:
     """``name`` if it can name an author, else AuthorNameError quoting it and the rule."""
     if _NAME_RE.fullmatch(name) is None:
-        raise AuthorNameError(f"author name {name!r} is not valid: use {NAME_RULE}")
+        raise AuthorNameError(f"author name {quoted(name)} is not valid: use {NAME_RULE}")
     return name
 
 
@@ -140,7 +149,7 @@ def register(store: Store, name: str, address: str, per_hour: int) -> tuple[Auth
     check_author_name(name)
     key = address_key(address)
     since = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    with store.transaction(f"registering author {name!r}"):
+    with store.transaction(f"registering author {quoted(name)}"):
         made = store.registrations_since(key, since)
         if made >= per_hour:
             where = repr(address[:100]) + ("" if key == address else f" (counted as {key})")
@@ -155,7 +164,7 @@ def get_author(reader: StoreReader, name: str) -> Author:
     author = reader.author(name)
     if author is None:
         known = [a.name for a in reader.authors()]
-        raise UnknownAuthor(f"no author {name!r}"
+        raise UnknownAuthor(f"no author {quoted(name)}"
                             + (f"; authors: {', '.join(known[:20])}"
                                + (", ..." if len(known) > 20 else "") if known
                                else "; add one with: arena author add NAME"))
@@ -248,11 +257,11 @@ def claim_bot(store: Store, author: Author, name: str, *,
     BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
     names already (counted in the same transaction as the claim)."""
     if name.casefold().startswith(BUILTIN_PREFIX):
-        raise BotOwned(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} are "
+        raise BotOwned(f"bot name {quoted(name)}: names beginning with {BUILTIN_PREFIX!r} are "
                        f"the built-in bots'")
     # One write transaction: two authors submitting one new name at once cannot both
     # pass the check and each believe the name is theirs.
-    with store.transaction(f"claiming bot name {name!r}"):
+    with store.transaction(f"claiming bot name {quoted(name)}"):
         owner = store.bot_owner(name)
         # Registered by the organiser (`arena bot add`) before anyone submitted it, in
         # this or another case (which the bot store would refuse as a second name, so
@@ -262,18 +271,18 @@ def claim_bot(store: Store, author: Author, name: str, *,
             if author.admin:
                 return None
             shown = "" if known == name else f" (as {known!r})"
-            raise BotOwned(f"bot name {name!r} belongs to the organiser{shown}; choose "
+            raise BotOwned(f"bot name {quoted(name)} belongs to the organiser{shown}; choose "
                            f"another name")
         if owner is None:
             owned = store.owned_bots(author.id)
             if max_bots is not None and not author.admin and len(owned) >= max_bots:
                 raise BotLimitReached(
-                    f"bot name {name!r} would be bot {len(owned) + 1} of author "
+                    f"bot name {quoted(name)} would be bot {len(owned) + 1} of author "
                     f"{author.name!r}, past the limit of {max_bots}; add versions to one "
                     f"of {', '.join(owned)} instead")
             owner = store.claim_bot_name(name, author.id)
     if owner is not None and owner.id != author.id and not author.admin:
-        raise BotOwned(f"bot name {name!r} belongs to another author; choose another name")
+        raise BotOwned(f"bot name {quoted(name)} belongs to another author; choose another name")
     return owner
 
 

@@ -385,3 +385,13 @@ def test_author_exists_races_names_the_existing_author(store: Store) -> None:
     accounts.add_author(store, "ada")
     with pytest.raises(AuthorExists, match="'ada' exists already"):
         accounts.add_author(store, "ADA")
+
+
+def test_a_10kb_bot_name_is_not_echoed_whole(store: Store) -> None:
+    ada, _ = accounts.add_author(store, "ada")
+    eve, _ = accounts.add_author(store, "eve")
+    long_name = "b" * 10_240
+    accounts.claim_bot(store, ada, long_name)
+    with pytest.raises(BotOwned, match=r"\(10240 characters\)") as caught:
+        accounts.claim_bot(store, eve, long_name)
+    assert len(str(caught.value)) < 400
