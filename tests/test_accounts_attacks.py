@@ -395,3 +395,39 @@ def test_a_10kb_bot_name_is_not_echoed_whole(store: Store) -> None:
     with pytest.raises(BotOwned, match=r"\(10240 characters\)") as caught:
         accounts.claim_bot(store, eve, long_name)
     assert len(str(caught.value)) < 400
+
+
+def test_a_key_swapped_for_a_symlink_while_read_is_never_used(tmp_path: Path) -> None:
+    """Between the check of the key file and its read, another user of the folder swaps
+    in a symlink to a file of their own: the key is checked on the file it reads (an
+    open without following links, then fstat). Found by review."""
+    path = tmp_path / "data" / "secret"
+    real = auth.load_secret(path)
+    theirs = tmp_path / "theirs"
+    theirs.write_bytes(b"t" * 64)
+    theirs.chmod(0o600)
+    link, copy = tmp_path / "data" / "link", tmp_path / "data" / "copy"
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            link.unlink(missing_ok=True)
+            link.symlink_to(theirs)
+            os.replace(link, path)
+            copy.write_bytes(real)
+            copy.chmod(0o600)
+            os.replace(copy, path)
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    seen: set[bytes] = set()
+    try:
+        for _ in range(3000):
+            try:
+                seen.add(auth.load_secret(path))
+            except auth.SecretError:
+                pass
+    finally:
+        stop.set()
+        swapper.join()
+    assert seen <= {real}, "a key read through a symlink was used"

@@ -19,6 +19,7 @@ helpers are synchronous (each opens the SQLite file briefly): Starlette runs a p
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -83,14 +84,7 @@ def load_secret(path: Path) -> bytes:
                 pass
             finally:
                 os.unlink(staged)
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SecretError(f"the session key {str(path)!r} is not a regular file")
-        if info.st_mode & 0o077:
-            raise SecretError(f"the session key {str(path)!r} may be read by others (mode "
-                              f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it, or delete it "
-                              f"to make a new one (which ends every session)")
-        key = path.read_bytes().strip()
+        key = _read_key(path)
     except OSError as err:
         raise SecretError(f"cannot use the session key {str(path)!r}: "
                           f"{err.strerror or err}") from None
@@ -98,6 +92,31 @@ def load_secret(path: Path) -> bytes:
         raise SecretError(f"the session key {str(path)!r} is too short ({len(key)} bytes, "
                           f"at least 32): delete it to make a new one")
     return key
+
+
+def _read_key(path: Path) -> bytes:
+    """The key file's bytes, checked on the very file read: opened without following a
+    symlink (and without blocking on a FIFO), then fstat. A check by path before the
+    read let a symlink swapped in between be read as the key (found by review)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # O_NOFOLLOW on a symlink
+            raise SecretError(f"the session key {str(path)!r} is not a regular file "
+                              f"(a symlink)") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SecretError(f"the session key {str(path)!r} is not a regular file")
+        if info.st_mode & 0o077:
+            raise SecretError(f"the session key {str(path)!r} may be read by others (mode "
+                              f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it, or delete it "
+                              f"to make a new one (which ends every session)")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            return file.read(4096).strip()
+    finally:
+        os.close(fd)
 
 
 def _config(request: Request) -> ServerConfig:
