@@ -30,6 +30,8 @@ TOKEN_PREFIX = "arena_"
 """Every API token begins with it (issue 15 §2: recognisable in a leaked file or log)."""
 TOKEN_BYTES = 32
 """256 random bits per token and per session id (issue 15 §2)."""
+MAX_SESSIONS = 20
+"""Open web sessions kept per author: a new sign-in past it ends their oldest."""
 _TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}")
 _TOKEN_INSIDE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}(?![A-Za-z0-9_-])")
 
@@ -214,11 +216,12 @@ def reset_token(store: Store, name: str) -> tuple[Author, str]:
 # -------------------------------------------------------------------- sessions
 def start_session(store: Store, author: Author, hours: float) -> tuple[str, str]:
     """A new web session of ``author`` lasting ``hours``: (its id, for the signed
-    cookie; its CSRF token, for the forms). Only the id's hash is stored."""
+    cookie; its CSRF token, for the forms). Only the id's hash is stored. The author's
+    sessions past the newest :data:`MAX_SESSIONS` end."""
     session_id = secrets.token_urlsafe(TOKEN_BYTES)
     csrf = secrets.token_urlsafe(TOKEN_BYTES)
     expires = (datetime.now(UTC) + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    store.add_session(hash_secret(session_id), author.id, csrf, expires)
+    store.add_session(hash_secret(session_id), author.id, csrf, expires, keep=MAX_SESSIONS)
     return session_id, csrf
 
 

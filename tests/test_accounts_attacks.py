@@ -431,3 +431,40 @@ def test_a_key_swapped_for_a_symlink_while_read_is_never_used(tmp_path: Path) ->
         stop.set()
         swapper.join()
     assert seen <= {real}, "a key read through a symlink was used"
+
+
+def test_signing_in_in_a_loop_keeps_a_bounded_number_of_sessions(tmp_path: Path) -> None:
+    """A hostile author posting the sign-in form in a loop, without keeping a cookie,
+    made a session row each time, kept for a week: the database grew without bound.
+    An author keeps the newest MAX_SESSIONS; older ones end. Found by review."""
+    db = tmp_path / "arena.db"
+    _, ada = _author(db, "ada")
+    app = make_app(tmp_path)
+    first = TestClient(app, follow_redirects=False)
+    sign_in(first, ada)
+    for _ in range(accounts.MAX_SESSIONS + 10):
+        sign_in(TestClient(app, follow_redirects=False), ada)
+    last = TestClient(app, follow_redirects=False)
+    sign_in(last, ada)
+    reader = StoreReader(db)
+    author = reader.author("ada")
+    assert author is not None
+    assert reader.live_sessions(author.id, "0") == accounts.MAX_SESSIONS
+    assert visit(first)[0] == "nobody" and visit(last)[0] == "ada"
+
+
+def test_a_corrupt_database_under_a_signed_in_page_is_a_store_error_naming_it(
+        tmp_path: Path) -> None:
+    from leaderboard.store import StoreError
+    db = tmp_path / "arena.db"
+    _, ada = _author(db, "ada")
+    client = TestClient(make_app(tmp_path), follow_redirects=False)
+    sign_in(client, ada)
+    db.write_bytes(b"garbage" * 1000)
+    for side in tmp_path.glob("arena.db-*"):
+        side.unlink()
+    for call in (lambda: client.get("/page"),
+                 lambda: client.get("/api/me", headers={"Authorization": f"Bearer {ada}"})):
+        with pytest.raises(StoreError, match="not a usable SQLite database") as caught:
+            call()
+        assert str(db) in str(caught.value) and ada not in str(caught.value)

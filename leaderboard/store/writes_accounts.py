@@ -65,8 +65,11 @@ class AccountWrites(AccountReads):
                         (token_hash, now(), author_id), doing)
             self.end_sessions(author_id)
 
-    def add_session(self, id_hash: str, author_id: int, csrf: str, expires_at: str) -> None:
-        """Store a new session (by the SHA-256 of its id); expired ones are swept first."""
+    def add_session(self, id_hash: str, author_id: int, csrf: str, expires_at: str, *,
+                    keep: int | None = None) -> None:
+        """Store a new session (by the SHA-256 of its id); expired ones are swept first.
+        ``keep``: the author's newest sessions kept, this one included; older ones end
+        (a sign-in loop must not grow the file without bound; found by review)."""
         doing = "starting a session"
         with self.transaction(doing):
             at = now()
@@ -74,6 +77,12 @@ class AccountWrites(AccountReads):
             self._insert("INSERT INTO sessions (id_hash, author_id, csrf, created_at, "
                          "expires_at) VALUES (?, ?, ?, ?, ?)",
                          (id_hash, author_id, csrf, at, expires_at), doing)
+            if keep is not None:
+                # rowid grows with each insert, so it orders the author's sessions.
+                self._write("DELETE FROM sessions WHERE author_id = ? AND rowid NOT IN "
+                            "(SELECT rowid FROM sessions WHERE author_id = ? "
+                            "ORDER BY rowid DESC LIMIT ?)",
+                            (author_id, author_id, max(1, keep)), doing)
 
     def end_session(self, id_hash: str) -> bool:
         """End one session (sign-out); whether there was one."""
