@@ -468,3 +468,27 @@ def test_a_corrupt_database_under_a_signed_in_page_is_a_store_error_naming_it(
         with pytest.raises(StoreError, match="not a usable SQLite database") as caught:
             call()
         assert str(db) in str(caught.value) and ada not in str(caught.value)
+
+
+def test_no_log_record_at_debug_holds_a_token_or_session_id(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every logger at DEBUG (the app's, Starlette's, python-multipart's, SQLite's
+    none) through sign-in, API calls, a refused token in a URL and sign-out. The test's
+    own HTTP client (httpx, httpcore) logs the URLs it sends: not the server's."""
+    import logging
+    db = tmp_path / "arena.db"
+    _, ada = _author(db, "ada")
+    caplog.set_level(logging.DEBUG)
+    client = TestClient(make_app(tmp_path), follow_redirects=False)
+    sign_in(client, ada)
+    session_id = client.cookies[auth.SESSION_COOKIE].rsplit(".", 2)[0]
+    _, csrf = visit(client)
+    client.get("/api/me", headers={"Authorization": f"Bearer {ada}"})
+    client.get("/api/me", headers={"Authorization": f"Bearer {ada}x"})
+    client.get(f"/api/me?token={ada}")
+    client.post("/signout", data={"csrf": csrf})
+    text = "\n".join(f"{r.name}: {r.getMessage()} {r.args!r}" for r in caplog.records
+                     if not r.name.startswith(("httpx", "httpcore")))
+    assert any(r.name.startswith("httpx") for r in caplog.records)  # capture is on
+    for secret in (ada, ada[len(accounts.TOKEN_PREFIX):], session_id, csrf):
+        assert secret not in text
