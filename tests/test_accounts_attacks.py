@@ -492,3 +492,32 @@ def test_no_log_record_at_debug_holds_a_token_or_session_id(
     assert any(r.name.startswith("httpx") for r in caplog.records)  # capture is on
     for secret in (ada, ada[len(accounts.TOKEN_PREFIX):], session_id, csrf):
         assert secret not in text
+
+
+def test_one_name_in_many_cases_claimed_at_once_goes_to_one_author(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    setup = Store(db)
+    forms = ["Émile", "émile", "ÉMILE", "émilE", "E\u0301mile"]  # the last: decomposed
+    authors = [accounts.add_author(setup, f"a{i}")[0] for i in range(len(forms))]
+    setup.close()
+    won: list[str] = []
+    barrier = threading.Barrier(len(forms))
+
+    def claim(author: accounts.Author, name: str) -> None:
+        store = Store(db)
+        barrier.wait()
+        try:
+            accounts.claim_bot(store, author, name)
+            won.append(author.name)
+        except BotOwned:
+            pass
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=claim, args=pair)
+               for pair in zip(authors, forms, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and len(StoreReader(db).bot_owners()) == 1
