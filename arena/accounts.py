@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreReader, now
 from leaderboard.store.rows import Author
+from referee.text import hidden
 
 TOKEN_PREFIX = "arena_"
 """Every API token begins with it (issue 15 §2: recognisable in a leaked file or log)."""
@@ -58,6 +59,10 @@ class AuthorExists(AccountError):
 
 class UnknownAuthor(AccountError):
     """No author of that name."""
+
+
+class BotNameError(AccountError):
+    """A bot name no version could be added under (the bot store's rules)."""
 
 
 class BotOwned(AccountError):
@@ -105,6 +110,30 @@ def check_author_name(name: str) -> str:
     """``name`` if it can name an author, else AuthorNameError quoting it and the rule."""
     if _NAME_RE.fullmatch(name) is None:
         raise AuthorNameError(f"author name {quoted(name)} is not valid: use {NAME_RULE}")
+    return name
+
+
+BOT_NAME_MAX = 100
+"""The longest bot name an author may claim (a name is a folder's name, at most 255
+bytes on most file systems, and shown in every table)."""
+
+
+def check_bot_name(name: str) -> str:
+    """``name`` if a bot could be stored under it (arena.botstore's rules, checked
+    before the name is claimed), else BotNameError quoting it. claim_bot took any
+    string: a name of escape sequences was owned, and `arena author list` wrote it to
+    the organiser's terminal (found by review)."""
+    if not name or len(name) > BOT_NAME_MAX:
+        raise BotNameError(f"bot name {quoted(name)} must be 1 to {BOT_NAME_MAX} "
+                           f"characters")
+    if any(c in name for c in "/,@") or name.startswith(".") or name != name.strip():
+        raise BotNameError(f"bot name {quoted(name)} must be a plain name (no '/', ',' or "
+                           f"'@', no leading dot or surrounding space)")
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
+        raise BotNameError(f"bot name {quoted(name)} holds a control or invisible "
+                           f"character ({', '.join(unseen[:10])}): use letters, digits "
+                           f"and punctuation")
     return name
 
 
@@ -258,7 +287,9 @@ def claim_bot(store: Store, author: Author, name: str, *,
     of the same NFKC case fold: ``fold_bot_name``) is another author's, the
     organiser's, or a built-in's;
     BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
-    names already (counted in the same transaction as the claim)."""
+    names already (counted in the same transaction as the claim). BotNameError for a
+    name no bot could be stored under (:func:`check_bot_name`)."""
+    check_bot_name(name)
     if name.casefold().startswith(BUILTIN_PREFIX):
         raise BotOwned(f"bot name {quoted(name)}: names beginning with {BUILTIN_PREFIX!r} are "
                        f"the built-in bots'")

@@ -390,11 +390,14 @@ def test_author_exists_races_names_the_existing_author(store: Store) -> None:
 def test_a_10kb_bot_name_is_not_echoed_whole(store: Store) -> None:
     ada, _ = accounts.add_author(store, "ada")
     eve, _ = accounts.add_author(store, "eve")
-    long_name = "b" * 10_240
+    long_name = "b" * 100
     accounts.claim_bot(store, ada, long_name)
-    with pytest.raises(BotOwned, match=r"\(10240 characters\)") as caught:
+    with pytest.raises(BotOwned, match=r"\(100 characters\)") as caught:
         accounts.claim_bot(store, eve, long_name)
     assert len(str(caught.value)) < 400
+    with pytest.raises(accounts.BotNameError, match=r"\(10240 characters\)") as caught_too:
+        accounts.claim_bot(store, eve, "b" * 10_240)
+    assert len(str(caught_too.value)) < 400
 
 
 def test_a_key_swapped_for_a_symlink_while_read_is_never_used(tmp_path: Path) -> None:
@@ -521,3 +524,34 @@ def test_one_name_in_many_cases_claimed_at_once_goes_to_one_author(tmp_path: Pat
     for t in threads:
         t.join()
     assert len(won) == 1 and len(StoreReader(db).bot_owners()) == 1
+
+
+@pytest.mark.parametrize("name", [
+    "x\x1b]0;pwned\x07y", "x\x1b[2Jy", "x\ny", "x\u202ey", "x\u200by", "", " x", "x ",
+    ".x", "a/b", "a,b", "a@2", "b" * 101])
+def test_a_bot_name_the_bot_store_would_refuse_is_not_claimable(store: Store,
+                                                                name: str) -> None:
+    """claim_bot took any string: a name of escape sequences was stored as owned, and
+    `arena author list` and `show` wrote it to the organiser's terminal (a retitled
+    window, a cleared screen, a forged line). Found by review."""
+    ada, _ = accounts.add_author(store, "ada")
+    with pytest.raises(accounts.BotNameError):
+        accounts.claim_bot(store, ada, name)
+    assert accounts.owned_bots(store, ada) == []
+
+
+def test_the_cli_escapes_a_stored_bot_name_holding_control_characters(
+        tmp_path: Path) -> None:
+    """A name stored before the check (or by another program) still cannot reach the
+    organiser's terminal raw."""
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    ada, _ = accounts.add_author(store, "ada")
+    store.claim_bot_name("x\x1b]0;pwned\x07\x1b[2Jy\nforged", ada.id)
+    store.close()
+    for args in (("author", "list"), ("author", "show", "ada")):
+        done = arena(*args, db=db)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+        assert "forged" in done.stdout and "\nforged" not in done.stdout
+        assert "\\x1b" in done.stdout
