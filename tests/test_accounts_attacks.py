@@ -213,12 +213,13 @@ def test_an_organisers_bot_in_another_case_is_not_claimable(tmp_path: Path) -> N
 
 def test_an_admin_may_add_to_any_bot_and_is_not_its_owner(store: Store) -> None:
     ada, _ = accounts.add_author(store, "ada")
-    boss, _ = accounts.add_author(store, "boss", admin=True)
+    boss, boss_token = accounts.add_author(store, "boss", admin=True)
     accounts.claim_bot(store, ada, "mine")
     assert accounts.claim_bot(store, boss, "mine") == ada
     assert accounts.bot_owner(store, "mine") == ada and accounts.may_act_on(store, boss, "mine")
-    store.set_author_disabled(boss.id, True)
-    assert accounts.authenticate(store, accounts.new_token()) is None
+    assert accounts.authenticate(store, boss_token) == boss
+    accounts.disable(store, "boss")  # a disabled admin is nobody, rights and all
+    assert accounts.authenticate(store, boss_token) is None
 
 
 # --------------------------------------------------------------- registration
@@ -555,3 +556,46 @@ def test_the_cli_escapes_a_stored_bot_name_holding_control_characters(
         assert "\x1b" not in done.stdout and "\x07" not in done.stdout
         assert "forged" in done.stdout and "\nforged" not in done.stdout
         assert "\\x1b" in done.stdout
+
+
+def test_pages_read_without_writing(tmp_path: Path) -> None:
+    """A GET (a visitor's, a signed-in author's, one with a forged cookie) changes
+    nothing in the database: only a form's POST does."""
+    db = tmp_path / "arena.db"
+    _, ada = _author(db, "ada")
+    client = TestClient(make_app(tmp_path), follow_redirects=False)
+    sign_in(client, ada)
+    Store(db).close()  # a checkpoint: the main file holds everything
+    before = db.read_bytes()
+    for _ in range(3):
+        visit(client)
+        visit(TestClient(make_app(tmp_path), follow_redirects=False))
+        client.get("/api/me", headers={"Authorization": f"Bearer {ada}"})
+    forged = TestClient(make_app(tmp_path), follow_redirects=False)
+    forged.cookies.set(auth.SESSION_COOKIE, "x.y.z")
+    visit(forged)
+    assert db.read_bytes() == before
+    wal = db.with_name("arena.db-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site"])
+def test_a_form_posted_from_another_site_is_403_even_with_a_planted_cookie(
+        tmp_path: Path, site: str) -> None:
+    """Login CSRF: an attacker who can plant a cookie (from a sibling subdomain, or on
+    plain http in front of an https site: cookies do not keep to a scheme) puts their
+    own visitor CSRF cookie in the victim's browser, with SameSite=None, and posts the
+    sign-in form with their own token from their page: the victim is signed in as the
+    attacker and uploads to their account. The browser says where a form came from
+    (Sec-Fetch-Site): another site's is refused. Found by review."""
+    _, eve = _author(tmp_path / "arena.db", "eve")
+    attacker = TestClient(make_app(tmp_path), follow_redirects=False)
+    _, csrf = visit(attacker)
+    victim = TestClient(make_app(tmp_path), follow_redirects=False)
+    victim.cookies.set(auth.CSRF_COOKIE, attacker.cookies[auth.CSRF_COOKIE])
+    got = victim.post("/signin", data={"token": eve, "csrf": csrf},
+                      headers={"Sec-Fetch-Site": site, "Origin": "https://evil.example"})
+    assert got.status_code == 403 and auth.SESSION_COOKIE not in victim.cookies
+    same = victim.post("/signin", data={"token": eve, "csrf": csrf},
+                       headers={"Sec-Fetch-Site": "same-origin"})
+    assert same.status_code == 303  # the same form from the site itself

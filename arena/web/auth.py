@@ -11,6 +11,7 @@
   error page.
 - Every form carries a CSRF token (field ``csrf``): the session's, or, before
   sign-in, the one of a signed ``arena_csrf`` cookie (:func:`csrf_cookie` sets it).
+  A form a browser marks as sent from another site (``Sec-Fetch-Site``) is refused.
 
 The app carries ``app.state.config`` (ServerConfig) and ``app.state.db_path``. The
 helpers are synchronous (each opens the SQLite file briefly): Starlette runs a plain
@@ -345,7 +346,17 @@ def check_csrf(request: Request, form: Mapping[str, Any]) -> None:
 
 def check_csrf_value(request: Request, given: object) -> None:
     """:func:`check_csrf` for a token read some other way (the first part of a streamed
-    multipart upload, checked before the file is read)."""
+    multipart upload, checked before the file is read). A form a browser says came
+    from another site (``Sec-Fetch-Site: cross-site`` or ``same-site``) is 403 too."""
+    # A browser says where a request came from: a form from another site, or from a
+    # sibling subdomain, is never ours. The visitor's token alone did not stop it: an
+    # attacker able to plant a cookie (a subdomain; plain http before an https site)
+    # planted their own visitor cookie and signed the victim in as themselves (login
+    # CSRF; found by review). A client without the header (curl, old browsers) is
+    # still held to the token.
+    if request.headers.get("sec-fetch-site", "").lower() in ("cross-site", "same-site"):
+        raise AuthError(403, "csrf", "this form was sent from another site; open the "
+                        "page on this site and send the form from there")
     found = _session(request)
     expected = found[1] if found is not None else _visitor_csrf(request)
     if not isinstance(given, str) or expected is None \
