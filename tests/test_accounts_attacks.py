@@ -599,3 +599,28 @@ def test_a_form_posted_from_another_site_is_403_even_with_a_planted_cookie(
     same = victim.post("/signin", data={"token": eve, "csrf": csrf},
                        headers={"Sec-Fetch-Site": "same-origin"})
     assert same.status_code == 303  # the same form from the site itself
+
+
+@pytest.mark.parametrize("header", ["x{t}", "Bearer:{t}", "Token={t}", "Bearer\t{t}",
+                                    "B{t}", "Basic{t}"])
+def test_a_malformed_authorization_header_does_not_echo_the_token(
+        tmp_path: Path, header: str) -> None:
+    """The refusal quoted the header's first 20 characters as its scheme: a token glued
+    to it ('Bearer:arena_...') had up to 19 of its characters echoed into the error,
+    which clients and proxies log. Found by review."""
+    _, ada = _author(tmp_path / "arena.db", "ada")
+    client = TestClient(make_app(tmp_path), follow_redirects=False)
+    got = client.get("/api/me", headers={"Authorization": header.format(t=ada)})
+    assert got.status_code == 401
+    body = got.text
+    assert "arena_" not in body and ada[6:10] not in body, body
+
+
+def test_a_key_file_of_another_user_is_refused(tmp_path: Path) -> None:
+    """Whoever can write the data folder could put a key file of their own there; like
+    ssh's StrictModes, the server uses only a key file it owns. Found by review."""
+    path = tmp_path / "data" / "secret"
+    auth.load_secret(path)
+    os.chown(path, 65534, 65534)
+    with pytest.raises(auth.SecretError, match="owned by"):
+        auth.load_secret(path)

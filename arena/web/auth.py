@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -49,6 +50,8 @@ TOKEN_QUERY_NAMES = frozenset({
 """Query parameters refused on sight (issue 15 §2: a token is never accepted in a URL),
 whatever their value; any value of a token's shape is refused too."""
 _BEARER = "bearer "
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{0,19}")
+"""What an Authorization scheme (Basic, Token, Digest) looks like, to be quoted back."""
 _UNSET: Any = object()
 
 
@@ -69,7 +72,8 @@ class AuthError(HTTPException):
 def load_secret(path: Path) -> bytes:
     """The key that signs cookies, from ``path``; made on first use (256 random bits,
     mode 0600, written whole before it appears, so two servers starting at once agree).
-    SecretError for a key that is not a regular file, is readable by others, or short."""
+    SecretError for a key that is not a regular file, is another user's, is readable
+    by others, or short."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not path.exists():
@@ -110,6 +114,12 @@ def _read_key(path: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise SecretError(f"the session key {str(path)!r} is not a regular file")
+        if info.st_uid != os.geteuid():
+            # Like ssh's StrictModes: whoever can write the data folder could put a key
+            # of their own there (found by review).
+            raise SecretError(f"the session key {str(path)!r} is owned by user "
+                              f"{info.st_uid}, not by this server's ({os.geteuid()}): "
+                              f"chown it, or delete it to make a new one")
         if info.st_mode & 0o077:
             raise SecretError(f"the session key {str(path)!r} may be read by others (mode "
                               f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it, or delete it "
@@ -188,8 +198,11 @@ def api_author(request: Request) -> Author:
                         "TOKEN'", {"WWW-Authenticate": 'Bearer realm="arena"'})
     if not header.lower().startswith(_BEARER):
         scheme = header.split(" ", 1)[0]
-        shown = "a bare token" if scheme.startswith(accounts.TOKEN_PREFIX) \
-            else f"{scheme[:20]!r} ..."  # never a piece of the token itself
+        # The scheme is quoted only if it is a plain word: a token glued to it
+        # ('Bearer:arena_...') had up to 19 of its characters echoed (found by review).
+        shown = ("a bare token" if scheme.startswith(accounts.TOKEN_PREFIX)
+                 else f"{scheme!r} ..." if _SCHEME.fullmatch(scheme)
+                 else "a header that does not begin with a scheme's name")
         raise AuthError(401, "token-missing",
                         f"the Authorization header must be 'Bearer TOKEN', not {shown}",
                         {"WWW-Authenticate": 'Bearer realm="arena"'})
