@@ -624,3 +624,26 @@ def test_a_key_file_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(path, 65534, 65534)
     with pytest.raises(auth.SecretError, match="owned by"):
         auth.load_secret(path)
+
+
+def test_behind_https_a_cookie_planted_by_a_subdomain_is_ignored(tmp_path: Path) -> None:
+    """Session fixation by cookie tossing: a sibling subdomain (or plain http before the
+    https site) sets its own signed-in `arena_session` for the whole domain, and the
+    victim works in the attacker's account. Behind https the cookies are named
+    `__Host-...`, which a browser accepts only from this very host, over https, for
+    the path / and without a Domain; a cookie of the old name is no one's. Found by
+    review."""
+    _, ada = _author(tmp_path / "arena.db", "ada")
+    _, eve = _author(tmp_path / "arena.db", "eve")
+    app = make_app(tmp_path, https=True)
+    attacker = TestClient(app, base_url="https://testserver", follow_redirects=False)
+    got = sign_in(attacker, eve)
+    assert got.headers["set-cookie"].startswith(f"__Host-{auth.SESSION_COOKIE}=")
+    assert "secure" in got.headers["set-cookie"].lower()
+    planted = attacker.cookies[f"__Host-{auth.SESSION_COOKIE}"]
+    victim = TestClient(app, base_url="https://testserver", follow_redirects=False)
+    victim.get("/page", headers={"Cookie": f"{auth.SESSION_COOKIE}={planted}"})
+    assert victim.get("/page", headers={
+        "Cookie": f"{auth.SESSION_COOKIE}={planted}"}).text.startswith("nobody ")
+    sign_in(victim, ada)  # the prefixed visitor cookie carries the sign-in form's token
+    assert visit(victim)[0] == "ada"

@@ -4,7 +4,8 @@
   is refused with 400 and never looked up (URLs are logged, kept in history and sent
   on in ``Referer``); a missing, unknown or disabled token is 401 with
   ``WWW-Authenticate: Bearer``. :func:`json_error` renders these as the API's JSON.
-- A signed-in browser holds the cookie ``arena_session``: a random session id signed
+- A signed-in browser holds the cookie ``arena_session`` (``__Host-arena_session``
+  behind https: :func:`cookie_name`): a random session id signed
   with the server's key (itsdangerous). Only the id's SHA-256 is in the database, so
   sign-out, a token reset and a disable end a session for good. A forged, tampered,
   expired or ended cookie is simply nobody (:func:`page_author` is None), never an
@@ -242,7 +243,7 @@ def _session(request: Request) -> tuple[Author, str] | None:
         known: tuple[Author, str] | None = cached
         return known
     found: tuple[Author, str] | None = None
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if cookie and len(cookie) < 512:
         try:
             session_id = _session_signer(request).unsign(
@@ -260,7 +261,7 @@ def _session(request: Request) -> tuple[Author, str] | None:
 
 
 def _session_id(request: Request) -> str | None:
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if not cookie or len(cookie) >= 512:
         return None
     try:
@@ -274,6 +275,16 @@ def page_author(request: Request) -> Author | None:
     forged, tampered, expired or ended session, or a disabled author)."""
     found = _session(request)
     return None if found is None else found[0]
+
+
+def cookie_name(request: Request, name: str) -> str:
+    """The name a cookie really has: behind https (``server.https``) ``__Host-NAME``,
+    which a browser accepts only from this very host, over https, for the path ``/``
+    and with no Domain. A sibling subdomain, or plain http before the https site,
+    could otherwise toss in its own signed-in session cookie, and the victim would
+    work in the attacker's account (found by review). Plain http cannot use the
+    prefix (it needs Secure)."""
+    return f"__Host-{name}" if _config(request).server.https else name
 
 
 def _cookie_args(request: Request) -> dict[str, Any]:
@@ -295,7 +306,8 @@ def sign_in_response(request: Request, author: Author, response: Response | None
     finally:
         store.close()
     response = response or RedirectResponse(redirect_to, status_code=303)
-    response.set_cookie(SESSION_COOKIE, _session_signer(request).sign(session_id).decode(),
+    response.set_cookie(cookie_name(request, SESSION_COOKIE),
+                        _session_signer(request).sign(session_id).decode(),
                         max_age=int(hours * 3600), **_cookie_args(request))
     return response
 
@@ -312,14 +324,14 @@ def sign_out_response(request: Request, response: Response | None = None, *,
         finally:
             store.close()
     response = response or RedirectResponse(redirect_to, status_code=303)
-    response.delete_cookie(SESSION_COOKIE, **_cookie_args(request))
+    response.delete_cookie(cookie_name(request, SESSION_COOKIE), **_cookie_args(request))
     return response
 
 
 # ------------------------------------------------------------------------ CSRF
 def _visitor_csrf(request: Request) -> str | None:
     """The CSRF token of a visitor's signed ``arena_csrf`` cookie, if it holds one."""
-    cookie = request.cookies.get(CSRF_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, CSRF_COOKIE))
     if not cookie or len(cookie) >= 512:
         return None
     try:
@@ -346,8 +358,8 @@ def csrf_cookie(request: Request, response: Response) -> Response:
     for this request (a page with a form for visitors: sign-in, registration)."""
     token: str | None = getattr(request.state, "arena_new_csrf", None)
     if token is not None:
-        response.set_cookie(CSRF_COOKIE, _csrf_signer(request).sign(token).decode(),
-                            **_cookie_args(request))
+        response.set_cookie(cookie_name(request, CSRF_COOKIE),
+                            _csrf_signer(request).sign(token).decode(), **_cookie_args(request))
     return response
 
 
