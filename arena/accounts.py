@@ -18,17 +18,21 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
 
 from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreReader, now
 from leaderboard.store.rows import Author
+from referee.text import hidden
 
 TOKEN_PREFIX = "arena_"
 """Every API token begins with it (issue 15 §2: recognisable in a leaked file or log)."""
 TOKEN_BYTES = 32
 """256 random bits per token and per session id (issue 15 §2)."""
+MAX_SESSIONS = 20
+"""Open web sessions kept per author: a new sign-in past it ends their oldest."""
 _TOKEN_RE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}")
 _TOKEN_INSIDE = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}(?![A-Za-z0-9_-])")
 
@@ -55,6 +59,10 @@ class AuthorExists(AccountError):
 
 class UnknownAuthor(AccountError):
     """No author of that name."""
+
+
+class BotNameError(AccountError):
+    """A bot name no version could be added under (the bot store's rules)."""
 
 
 class BotOwned(AccountError):
@@ -89,10 +97,43 @@ def holds_token(text: str) -> bool:
     return _TOKEN_INSIDE.search(text) is not None
 
 
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message: repr (so control characters show as escapes), and
+    a long one cut, with its length said (a 10 KB name is not echoed whole into a page
+    or a log line; found by review)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
 def check_author_name(name: str) -> str:
     """``name`` if it can name an author, else AuthorNameError quoting it and the rule."""
     if _NAME_RE.fullmatch(name) is None:
-        raise AuthorNameError(f"author name {name!r} is not valid: use {NAME_RULE}")
+        raise AuthorNameError(f"author name {quoted(name)} is not valid: use {NAME_RULE}")
+    return name
+
+
+BOT_NAME_MAX = 100
+"""The longest bot name an author may claim (a name is a folder's name, at most 255
+bytes on most file systems, and shown in every table)."""
+
+
+def check_bot_name(name: str) -> str:
+    """``name`` if a bot could be stored under it (arena.botstore's rules, checked
+    before the name is claimed), else BotNameError quoting it. claim_bot took any
+    string: a name of escape sequences was owned, and `arena author list` wrote it to
+    the organiser's terminal (found by review)."""
+    if not name or len(name) > BOT_NAME_MAX:
+        raise BotNameError(f"bot name {quoted(name)} must be 1 to {BOT_NAME_MAX} "
+                           f"characters")
+    if any(c in name for c in "/,@") or name.startswith(".") or name != name.strip():
+        raise BotNameError(f"bot name {quoted(name)} must be a plain name (no '/', ',' or "
+                           f"'@', no leading dot or surrounding space)")
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
+        raise BotNameError(f"bot name {quoted(name)} holds a control or invisible "
+                           f"character ({', '.join(unseen[:10])}): use letters, digits "
+                           f"and punctuation")
     return name
 
 
@@ -112,21 +153,41 @@ def add_author(store: Store, name: str, *, admin: bool = False,
     return author, token
 
 
+def address_key(address: str) -> str:
+    """What the registration limit counts ``address`` as (issue 15 §2, "per address"):
+    an IPv4 address itself (also written IPv4-mapped, ``::ffff:192.0.2.7``); an IPv6
+    address as its /64, since one subscriber is given a whole /64 (2^64 addresses: per
+    address, the limit stopped nobody; found by review); anything else (no address
+    known) as itself, cut to 100 characters."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:100]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv4Address):
+        return str(ip)
+    return f"{ipaddress.IPv6Address(int(ip) >> 64 << 64)}/64"
+
+
 def register(store: Store, name: str, address: str, per_hour: int) -> tuple[Author, str]:
     """Open registration (issue 15 §2): an account made on the web form from client
     ``address``, refused with RegistrationLimited once ``per_hour`` accounts were made
-    from it within the last hour. Counted in the database, in the same write
-    transaction as the new account, so the limit holds across restarts and between
-    concurrent requests."""
+    from it (from its /64, for IPv6: :func:`address_key`, which is what is stored)
+    within the last hour. Counted in the database, in the same write transaction as
+    the new account, so the limit holds across restarts and between concurrent
+    requests."""
     check_author_name(name)
+    key = address_key(address)
     since = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    with store.transaction(f"registering author {name!r}"):
-        made = store.registrations_since(address, since)
+    with store.transaction(f"registering author {quoted(name)}"):
+        made = store.registrations_since(key, since)
         if made >= per_hour:
+            where = repr(address[:100]) + ("" if key == address else f" (counted as {key})")
             raise RegistrationLimited(
-                f"address {address!r} made {made} accounts within the last hour, the "
+                f"address {where} made {made} accounts within the last hour, the "
                 f"limit ({per_hour} an hour); try again later")
-        return add_author(store, name, registered_from=address)
+        return add_author(store, name, registered_from=key)
 
 
 def get_author(reader: StoreReader, name: str) -> Author:
@@ -134,7 +195,7 @@ def get_author(reader: StoreReader, name: str) -> Author:
     author = reader.author(name)
     if author is None:
         known = [a.name for a in reader.authors()]
-        raise UnknownAuthor(f"no author {name!r}"
+        raise UnknownAuthor(f"no author {quoted(name)}"
                             + (f"; authors: {', '.join(known[:20])}"
                                + (", ..." if len(known) > 20 else "") if known
                                else "; add one with: arena author add NAME"))
@@ -184,11 +245,12 @@ def reset_token(store: Store, name: str) -> tuple[Author, str]:
 # -------------------------------------------------------------------- sessions
 def start_session(store: Store, author: Author, hours: float) -> tuple[str, str]:
     """A new web session of ``author`` lasting ``hours``: (its id, for the signed
-    cookie; its CSRF token, for the forms). Only the id's hash is stored."""
+    cookie; its CSRF token, for the forms). Only the id's hash is stored. The author's
+    sessions past the newest :data:`MAX_SESSIONS` end."""
     session_id = secrets.token_urlsafe(TOKEN_BYTES)
     csrf = secrets.token_urlsafe(TOKEN_BYTES)
     expires = (datetime.now(UTC) + timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    store.add_session(hash_secret(session_id), author.id, csrf, expires)
+    store.add_session(hash_secret(session_id), author.id, csrf, expires, keep=MAX_SESSIONS)
     return session_id, csrf
 
 
@@ -222,32 +284,39 @@ def claim_bot(store: Store, author: Author, name: str, *,
     """Let ``author`` add versions to bot ``name``: the first author to submit a name
     owns it (issue 15 §2). Returns the owner after the call (None: a bot the organiser
     added from the CLI, which only an admin may add to). BotOwned when the name (or one
-    differing only in case) is another author's, the organiser's, or a built-in's;
+    of the same NFKC case fold: ``fold_bot_name``) is another author's, the
+    organiser's, or a built-in's;
     BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
-    names already (counted in the same transaction as the claim)."""
+    names already (counted in the same transaction as the claim). BotNameError for a
+    name no bot could be stored under (:func:`check_bot_name`)."""
+    check_bot_name(name)
     if name.casefold().startswith(BUILTIN_PREFIX):
-        raise BotOwned(f"bot name {name!r}: names beginning with {BUILTIN_PREFIX!r} are "
+        raise BotOwned(f"bot name {quoted(name)}: names beginning with {BUILTIN_PREFIX!r} are "
                        f"the built-in bots'")
     # One write transaction: two authors submitting one new name at once cannot both
     # pass the check and each believe the name is theirs.
-    with store.transaction(f"claiming bot name {name!r}"):
+    with store.transaction(f"claiming bot name {quoted(name)}"):
         owner = store.bot_owner(name)
-        if owner is None and store.bot_exists(name):
-            # Registered by the organiser (`arena bot add`) before anyone submitted it.
+        # Registered by the organiser (`arena bot add`) before anyone submitted it, in
+        # this or another case (which the bot store would refuse as a second name, so
+        # the claim was of a name no version could ever be added to; found by review).
+        known = store.registered_bot_like(name) if owner is None else None
+        if known is not None:
             if author.admin:
                 return None
-            raise BotOwned(f"bot name {name!r} belongs to the organiser; choose another "
-                           f"name")
+            shown = "" if known == name else f" (as {known!r})"
+            raise BotOwned(f"bot name {quoted(name)} belongs to the organiser{shown}; choose "
+                           f"another name")
         if owner is None:
             owned = store.owned_bots(author.id)
             if max_bots is not None and not author.admin and len(owned) >= max_bots:
                 raise BotLimitReached(
-                    f"bot name {name!r} would be bot {len(owned) + 1} of author "
+                    f"bot name {quoted(name)} would be bot {len(owned) + 1} of author "
                     f"{author.name!r}, past the limit of {max_bots}; add versions to one "
                     f"of {', '.join(owned)} instead")
             owner = store.claim_bot_name(name, author.id)
     if owner is not None and owner.id != author.id and not author.admin:
-        raise BotOwned(f"bot name {name!r} belongs to another author; choose another name")
+        raise BotOwned(f"bot name {quoted(name)} belongs to another author; choose another name")
     return owner
 
 

@@ -19,6 +19,7 @@ from arena.accounts import AccountError
 from leaderboard import views
 from leaderboard.store import Store, StoreReader, now
 from leaderboard.store.rows import Author
+from referee.text import printable
 
 from .common import echo_json, opened
 from .options import db_option, json_option
@@ -39,6 +40,13 @@ def _record(reader: StoreReader, author: Author) -> dict[str, Any]:
     return {"id": author.id, "name": author.name, "admin": author.admin,
             "created_at": author.created_at, "disabled_at": author.disabled_at,
             "bots": reader.owned_bots(author.id)}
+
+
+def _plain(name: str) -> str:
+    """A bot name as the terminal is given it: every control or invisible character
+    escaped, a newline and a tab too (a stored name must not retitle the window, clear
+    the screen or forge a line; found by review). ``--json`` escapes them already."""
+    return printable(name).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _show_token(author: Author, token: str, what: str) -> None:
@@ -83,7 +91,8 @@ def author_list(db_path: Path, as_json: bool) -> None:
     if as_json:
         echo_json(rows)
         return
-    shown = [{**r, "admin": "yes" if r["admin"] else "", "bots": ", ".join(r["bots"])}
+    shown = [{**r, "admin": "yes" if r["admin"] else "",
+              "bots": ", ".join(_plain(b) for b in r["bots"])}
              for r in rows]
     views.console().print(views.table("Authors", shown, [
         ("name", "name"), ("admin", "admin"), ("created_at", "created"),
@@ -106,7 +115,7 @@ def author_show(name: str, db_path: Path, as_json: bool) -> None:
         return
     for key in ("name", "admin", "created_at", "token_set_at", "disabled_at", "sessions"):
         click.echo(f"{key.replace('_', ' ')}: {record[key]}")
-    click.echo(f"bots: {', '.join(record['bots']) or '(none)'}")
+    click.echo(f"bots: {', '.join(_plain(b) for b in record['bots']) or '(none)'}")
 
 
 @author.command("disable")

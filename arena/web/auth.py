@@ -4,13 +4,15 @@
   is refused with 400 and never looked up (URLs are logged, kept in history and sent
   on in ``Referer``); a missing, unknown or disabled token is 401 with
   ``WWW-Authenticate: Bearer``. :func:`json_error` renders these as the API's JSON.
-- A signed-in browser holds the cookie ``arena_session``: a random session id signed
+- A signed-in browser holds the cookie ``arena_session`` (``__Host-arena_session``
+  behind https: :func:`cookie_name`): a random session id signed
   with the server's key (itsdangerous). Only the id's SHA-256 is in the database, so
   sign-out, a token reset and a disable end a session for good. A forged, tampered,
   expired or ended cookie is simply nobody (:func:`page_author` is None), never an
   error page.
 - Every form carries a CSRF token (field ``csrf``): the session's, or, before
   sign-in, the one of a signed ``arena_csrf`` cookie (:func:`csrf_cookie` sets it).
+  A form a browser marks as sent from another site (``Sec-Fetch-Site``) is refused.
 
 The app carries ``app.state.config`` (ServerConfig) and ``app.state.db_path``. The
 helpers are synchronous (each opens the SQLite file briefly): Starlette runs a plain
@@ -19,7 +21,9 @@ helpers are synchronous (each opens the SQLite file briefly): Starlette runs a p
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -47,6 +51,8 @@ TOKEN_QUERY_NAMES = frozenset({
 """Query parameters refused on sight (issue 15 §2: a token is never accepted in a URL),
 whatever their value; any value of a token's shape is refused too."""
 _BEARER = "bearer "
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z-]{0,19}")
+"""What an Authorization scheme (Basic, Token, Digest) looks like, to be quoted back."""
 _UNSET: Any = object()
 
 
@@ -67,7 +73,8 @@ class AuthError(HTTPException):
 def load_secret(path: Path) -> bytes:
     """The key that signs cookies, from ``path``; made on first use (256 random bits,
     mode 0600, written whole before it appears, so two servers starting at once agree).
-    SecretError for a key that is not a regular file, is readable by others, or short."""
+    SecretError for a key that is not a regular file, is another user's, is readable
+    by others, or short."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not path.exists():
@@ -83,14 +90,7 @@ def load_secret(path: Path) -> bytes:
                 pass
             finally:
                 os.unlink(staged)
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode):
-            raise SecretError(f"the session key {str(path)!r} is not a regular file")
-        if info.st_mode & 0o077:
-            raise SecretError(f"the session key {str(path)!r} may be read by others (mode "
-                              f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it, or delete it "
-                              f"to make a new one (which ends every session)")
-        key = path.read_bytes().strip()
+        key = _read_key(path)
     except OSError as err:
         raise SecretError(f"cannot use the session key {str(path)!r}: "
                           f"{err.strerror or err}") from None
@@ -98,6 +98,37 @@ def load_secret(path: Path) -> bytes:
         raise SecretError(f"the session key {str(path)!r} is too short ({len(key)} bytes, "
                           f"at least 32): delete it to make a new one")
     return key
+
+
+def _read_key(path: Path) -> bytes:
+    """The key file's bytes, checked on the very file read: opened without following a
+    symlink (and without blocking on a FIFO), then fstat. A check by path before the
+    read let a symlink swapped in between be read as the key (found by review)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # O_NOFOLLOW on a symlink
+            raise SecretError(f"the session key {str(path)!r} is not a regular file "
+                              f"(a symlink)") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SecretError(f"the session key {str(path)!r} is not a regular file")
+        if info.st_uid != os.geteuid():
+            # Like ssh's StrictModes: whoever can write the data folder could put a key
+            # of their own there (found by review).
+            raise SecretError(f"the session key {str(path)!r} is owned by user "
+                              f"{info.st_uid}, not by this server's ({os.geteuid()}): "
+                              f"chown it, or delete it to make a new one")
+        if info.st_mode & 0o077:
+            raise SecretError(f"the session key {str(path)!r} may be read by others (mode "
+                              f"{stat.S_IMODE(info.st_mode):o}): chmod 600 it, or delete it "
+                              f"to make a new one (which ends every session)")
+        with os.fdopen(os.dup(fd), "rb") as file:
+            return file.read(4096).strip()
+    finally:
+        os.close(fd)
 
 
 def _config(request: Request) -> ServerConfig:
@@ -168,8 +199,11 @@ def api_author(request: Request) -> Author:
                         "TOKEN'", {"WWW-Authenticate": 'Bearer realm="arena"'})
     if not header.lower().startswith(_BEARER):
         scheme = header.split(" ", 1)[0]
-        shown = "a bare token" if scheme.startswith(accounts.TOKEN_PREFIX) \
-            else f"{scheme[:20]!r} ..."  # never a piece of the token itself
+        # The scheme is quoted only if it is a plain word: a token glued to it
+        # ('Bearer:arena_...') had up to 19 of its characters echoed (found by review).
+        shown = ("a bare token" if scheme.startswith(accounts.TOKEN_PREFIX)
+                 else f"{scheme!r} ..." if _SCHEME.fullmatch(scheme)
+                 else "a header that does not begin with a scheme's name")
         raise AuthError(401, "token-missing",
                         f"the Authorization header must be 'Bearer TOKEN', not {shown}",
                         {"WWW-Authenticate": 'Bearer realm="arena"'})
@@ -209,7 +243,7 @@ def _session(request: Request) -> tuple[Author, str] | None:
         known: tuple[Author, str] | None = cached
         return known
     found: tuple[Author, str] | None = None
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if cookie and len(cookie) < 512:
         try:
             session_id = _session_signer(request).unsign(
@@ -227,7 +261,7 @@ def _session(request: Request) -> tuple[Author, str] | None:
 
 
 def _session_id(request: Request) -> str | None:
-    cookie = request.cookies.get(SESSION_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, SESSION_COOKIE))
     if not cookie or len(cookie) >= 512:
         return None
     try:
@@ -241,6 +275,16 @@ def page_author(request: Request) -> Author | None:
     forged, tampered, expired or ended session, or a disabled author)."""
     found = _session(request)
     return None if found is None else found[0]
+
+
+def cookie_name(request: Request, name: str) -> str:
+    """The name a cookie really has: behind https (``server.https``) ``__Host-NAME``,
+    which a browser accepts only from this very host, over https, for the path ``/``
+    and with no Domain. A sibling subdomain, or plain http before the https site,
+    could otherwise toss in its own signed-in session cookie, and the victim would
+    work in the attacker's account (found by review). Plain http cannot use the
+    prefix (it needs Secure)."""
+    return f"__Host-{name}" if _config(request).server.https else name
 
 
 def _cookie_args(request: Request) -> dict[str, Any]:
@@ -262,7 +306,8 @@ def sign_in_response(request: Request, author: Author, response: Response | None
     finally:
         store.close()
     response = response or RedirectResponse(redirect_to, status_code=303)
-    response.set_cookie(SESSION_COOKIE, _session_signer(request).sign(session_id).decode(),
+    response.set_cookie(cookie_name(request, SESSION_COOKIE),
+                        _session_signer(request).sign(session_id).decode(),
                         max_age=int(hours * 3600), **_cookie_args(request))
     return response
 
@@ -279,14 +324,14 @@ def sign_out_response(request: Request, response: Response | None = None, *,
         finally:
             store.close()
     response = response or RedirectResponse(redirect_to, status_code=303)
-    response.delete_cookie(SESSION_COOKIE, **_cookie_args(request))
+    response.delete_cookie(cookie_name(request, SESSION_COOKIE), **_cookie_args(request))
     return response
 
 
 # ------------------------------------------------------------------------ CSRF
 def _visitor_csrf(request: Request) -> str | None:
     """The CSRF token of a visitor's signed ``arena_csrf`` cookie, if it holds one."""
-    cookie = request.cookies.get(CSRF_COOKIE)
+    cookie = request.cookies.get(cookie_name(request, CSRF_COOKIE))
     if not cookie or len(cookie) >= 512:
         return None
     try:
@@ -313,8 +358,8 @@ def csrf_cookie(request: Request, response: Response) -> Response:
     for this request (a page with a form for visitors: sign-in, registration)."""
     token: str | None = getattr(request.state, "arena_new_csrf", None)
     if token is not None:
-        response.set_cookie(CSRF_COOKIE, _csrf_signer(request).sign(token).decode(),
-                            **_cookie_args(request))
+        response.set_cookie(cookie_name(request, CSRF_COOKIE),
+                            _csrf_signer(request).sign(token).decode(), **_cookie_args(request))
     return response
 
 
@@ -326,7 +371,17 @@ def check_csrf(request: Request, form: Mapping[str, Any]) -> None:
 
 def check_csrf_value(request: Request, given: object) -> None:
     """:func:`check_csrf` for a token read some other way (the first part of a streamed
-    multipart upload, checked before the file is read)."""
+    multipart upload, checked before the file is read). A form a browser says came
+    from another site (``Sec-Fetch-Site: cross-site`` or ``same-site``) is 403 too."""
+    # A browser says where a request came from: a form from another site, or from a
+    # sibling subdomain, is never ours. The visitor's token alone did not stop it: an
+    # attacker able to plant a cookie (a subdomain; plain http before an https site)
+    # planted their own visitor cookie and signed the victim in as themselves (login
+    # CSRF; found by review). A client without the header (curl, old browsers) is
+    # still held to the token.
+    if request.headers.get("sec-fetch-site", "").lower() in ("cross-site", "same-site"):
+        raise AuthError(403, "csrf", "this form was sent from another site; open the "
+                        "page on this site and send the form from there")
     found = _session(request)
     expected = found[1] if found is not None else _visitor_csrf(request)
     if not isinstance(given, str) or expected is None \

@@ -6,12 +6,21 @@ existed (a reader never migrates), so the public pages of an old file keep worki
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from .base import Connection
 from .rows import Author, SessionRow
 
 AUTHOR_COLUMNS = "a.id, a.name, a.admin, a.created_at, a.disabled_at"
+
+
+def fold_bot_name(name: str) -> str:
+    """The form under which a bot name is owned (issue 15 §2): its NFKC case fold, so
+    'Émile', 'ÉMILE' and 'émile', 'Straße' and 'STRASSE', or a fullwidth 'ａｄａ' and
+    'ada', are one name to own. SQLite's ``COLLATE NOCASE`` folds only ASCII."""
+    return unicodedata.normalize(
+        "NFKC", unicodedata.normalize("NFKC", name).casefold()).casefold()
 
 
 def author_of(row: dict[str, Any]) -> Author:
@@ -91,15 +100,21 @@ class AccountReads(Connection):
                                 "AND expires_at > ?", (author_id, at)))
 
     def bot_owner(self, name: str) -> Author | None:
-        """The author who owns bot name ``name`` (or one differing from it only in case,
-        which the bot store would refuse as a second name), or None."""
+        """The author who owns bot name ``name``, or any name of the same fold
+        (:func:`fold_bot_name`: in another case or compatibility form), or None."""
         if not self._accounts():
             return None
         row = self._one(f"SELECT {AUTHOR_COLUMNS} FROM bot_owners o "
-                        f"JOIN authors a ON a.id = o.author_id "
-                        f"WHERE o.name = ? COLLATE NOCASE ORDER BY o.claimed_at LIMIT 1",
-                        (name,))
+                        f"JOIN authors a ON a.id = o.author_id WHERE o.folded = ?",
+                        (fold_bot_name(name),))
         return None if row is None else author_of(row)
+
+    def registered_bot_like(self, name: str) -> str | None:
+        """A bot name in ``bots`` (the organiser's, or a version already added) of the
+        same fold as ``name``, or None."""
+        folded = fold_bot_name(name)
+        return next((r["name"] for r in self._rows("SELECT DISTINCT name FROM bots")
+                     if fold_bot_name(r["name"]) == folded), None)
 
     def owned_bots(self, author_id: int) -> list[str]:
         """The bot names this author owns, sorted."""

@@ -101,7 +101,9 @@ MIGRATIONS: dict[int, str] = {
     # 5: the competition server (issue 15). Authors sign in with a random API token of
     # which only the SHA-256 is kept (no passwords at all, §2); a session is a row, so
     # sign-out and a token reset end it for good, whatever a cookie still says. A bot
-    # name belongs to the author who first submitted it (§2). A submission is a job
+    # name belongs to the author who first submitted it (§2), in every case and
+    # compatibility form: `folded` is its NFKC case fold (SQLite's NOCASE folds ASCII
+    # only, so 'émile' was free beside an owned 'Émile'; found by review). A submission is a job
     # that moves received -> building -> checking -> active | failed (§3); the partial
     # unique index keeps one in flight per bot name, in the database itself.
     5: """
@@ -115,7 +117,8 @@ MIGRATIONS: dict[int, str] = {
         csrf TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL);
     CREATE INDEX sessions_by_author ON sessions (author_id);
     CREATE TABLE bot_owners (
-        name TEXT PRIMARY KEY, author_id INTEGER NOT NULL REFERENCES authors(id),
+        name TEXT PRIMARY KEY, folded TEXT NOT NULL UNIQUE,
+        author_id INTEGER NOT NULL REFERENCES authors(id),
         claimed_at TEXT NOT NULL, disabled_at TEXT);
     CREATE TABLE submissions (
         id INTEGER PRIMARY KEY, author_id INTEGER NOT NULL REFERENCES authors(id),

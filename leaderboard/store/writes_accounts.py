@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import now
 from .errors import NameTaken
-from .reads_accounts import AccountReads
+from .reads_accounts import AccountReads, fold_bot_name
 from .rows import Author
 
 
@@ -65,8 +65,11 @@ class AccountWrites(AccountReads):
                         (token_hash, now(), author_id), doing)
             self.end_sessions(author_id)
 
-    def add_session(self, id_hash: str, author_id: int, csrf: str, expires_at: str) -> None:
-        """Store a new session (by the SHA-256 of its id); expired ones are swept first."""
+    def add_session(self, id_hash: str, author_id: int, csrf: str, expires_at: str, *,
+                    keep: int | None = None) -> None:
+        """Store a new session (by the SHA-256 of its id); expired ones are swept first.
+        ``keep``: the author's newest sessions kept, this one included; older ones end
+        (a sign-in loop must not grow the file without bound; found by review)."""
         doing = "starting a session"
         with self.transaction(doing):
             at = now()
@@ -74,6 +77,12 @@ class AccountWrites(AccountReads):
             self._insert("INSERT INTO sessions (id_hash, author_id, csrf, created_at, "
                          "expires_at) VALUES (?, ?, ?, ?, ?)",
                          (id_hash, author_id, csrf, at, expires_at), doing)
+            if keep is not None:
+                # rowid grows with each insert, so it orders the author's sessions.
+                self._write("DELETE FROM sessions WHERE author_id = ? AND rowid NOT IN "
+                            "(SELECT rowid FROM sessions WHERE author_id = ? "
+                            "ORDER BY rowid DESC LIMIT ?)",
+                            (author_id, author_id, max(1, keep)), doing)
 
     def end_session(self, id_hash: str) -> bool:
         """End one session (sign-out); whether there was one."""
@@ -89,11 +98,13 @@ class AccountWrites(AccountReads):
 
     def claim_bot_name(self, name: str, author_id: int) -> Author | None:
         """Record ``author_id`` as the owner of bot name ``name`` unless someone owns it
-        (or a name differing only in case) already; the owner after the call."""
+        (or a name of the same fold: another case or compatibility form) already; the
+        owner after the call."""
         doing = f"claiming bot name {name!r}"
         with self.transaction(doing):
             owner = self.bot_owner(name)
             if owner is None:
-                self._write("INSERT OR IGNORE INTO bot_owners (name, author_id, claimed_at) "
-                            "VALUES (?, ?, ?)", (name, author_id, now()), doing)
+                self._write("INSERT OR IGNORE INTO bot_owners (name, folded, author_id, "
+                            "claimed_at) VALUES (?, ?, ?, ?)",
+                            (name, fold_bot_name(name), author_id, now()), doing)
             return self.bot_owner(name)
