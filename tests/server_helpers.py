@@ -1,0 +1,217 @@
+"""Shared by the end-to-end tests of the competition server (tests/test_server_*.py,
+issue 15 §5): the real ``arena serve --submissions --config arena.toml`` in a
+subprocess on a free loopback port, and plain HTTP over real sockets to it.
+
+Nothing here is a stand-in: the server is the command an organiser runs, its authors
+are made with ``arena author add``, and requests go through the kernel's loopback.
+"""
+
+from __future__ import annotations
+
+import http.client as httpclient
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import GOOD_BOT, arena, environment
+
+HOST = "127.0.0.1"
+START_S = 60.0
+"""How long the server may take to print its address (a loaded machine)."""
+GOOD_FILES = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+"""A bot that passes the check: it plays the first legal action."""
+
+
+def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:
+    """An ``arena.toml`` in ``tmp_path`` for a server with submissions on, port 0, its
+    database and data folder in ``tmp_path``; ``sections`` add or override keys
+    (``jobs={"check_games": 1}``)."""
+    tables: dict[str, dict[str, Any]] = {
+        "server": {"database": str(tmp_path / "arena.db"), "port": 0, "submissions": True,
+                   "data_dir": str(tmp_path / "data")},
+        "jobs": {"check_games": 1}}
+    for name, values in sections.items():
+        tables.setdefault(name, {}).update(values)
+    lines = []
+    for name, values in tables.items():
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+    path = tmp_path / "arena.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def add_author(db: Path, name: str, *, admin: bool = False) -> str:
+    """``arena author add NAME [--admin]``: the token it printed (its only stdout line)."""
+    out = arena("author", "add", name, *(["--admin"] if admin else []), db=db)
+    assert out.returncode == 0, out.stderr
+    token = out.stdout.strip()
+    assert token.startswith("arena_") and "\n" not in token, out.stdout
+    return token
+
+
+@dataclass
+class Served:
+    """A running ``arena serve`` subprocess."""
+
+    process: subprocess.Popen[str]
+    port: int
+    stderr: Path
+    first_line: str
+    config: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        """What the server wrote on stderr so far."""
+        return self.stderr.read_text(errors="replace")
+
+    def rss_mb(self) -> float:
+        """The server's resident memory now (VmRSS), MiB."""
+        status = Path(f"/proc/{self.pid}/status").read_text()
+        found = re.search(r"VmRSS:\s+(\d+)", status)
+        assert found, status
+        return int(found[1]) / 1024
+
+    def peak_mb(self) -> float:
+        """The server's peak resident memory so far (VmHWM), MiB."""
+        status = Path(f"/proc/{self.pid}/status").read_text()
+        found = re.search(r"VmHWM:\s+(\d+)", status)
+        assert found, status
+        return int(found[1]) / 1024
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill9(self) -> None:
+        """``kill -9`` of the server process alone (as an organiser's ``kill -9 PID``),
+        then reap it."""
+        os.kill(self.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it does not end."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        if self.process.stdout:
+            self.process.stdout.close()
+
+
+def start_server(config: Path, *options: str, nofile: int | None = None) -> Served:
+    """``arena serve --config CONFIG OPTIONS`` (in CONFIG's folder), once it has printed
+    its address; with ``nofile``, under that descriptor limit (util-linux prlimit)."""
+    stderr = config.parent / f"serve-{time.monotonic_ns()}.stderr"
+    command = [sys.executable, "-m", "arena", "serve", "--config", str(config), *options]
+    if nofile is not None:
+        command = ["prlimit", f"--nofile={nofile}", "--", *command]
+    with stderr.open("w") as err:
+        process = subprocess.Popen(command, cwd=config.parent, stdout=subprocess.PIPE,
+                                   stderr=err, stdin=subprocess.DEVNULL, text=True,
+                                   env=environment())
+    assert process.stdout is not None
+    began, line = time.monotonic(), ""
+    # The address is its first line, written whole; a server that fails to start ends
+    # (EOF), one that hangs is given up after START_S.
+    if select.select([process.stdout], [], [], START_S)[0]:
+        line = process.stdout.readline()
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if not found:
+        process.kill()
+        process.wait(30)
+        raise AssertionError(f"the server did not start in {time.monotonic() - began:.0f} s: "
+                             f"{line!r}\n{stderr.read_text()}")
+    return Served(process, int(found[1]), stderr, line, config)
+
+
+@contextmanager
+def serving(config: Path, *options: str, nofile: int | None = None) -> Iterator[Served]:
+    """:func:`start_server`, stopped at the end."""
+    server = start_server(config, *options, nofile=nofile)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@dataclass
+class Answer:
+    """One HTTP answer."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def text(self) -> str:
+        return self.body.decode(errors="replace")
+
+
+def http(port: int, method: str, path: str, body: bytes | Iterable[bytes] | None = None,
+         headers: dict[str, str] | None = None, timeout: float = 30.0) -> Answer:
+    """One request on a fresh connection (``http.client``: real sockets); ``body`` may
+    be an iterable of chunks (sent with ``Transfer-Encoding: chunked`` unless a
+    Content-Length header is given)."""
+    conn = httpclient.HTTPConnection(HOST, port, timeout=timeout)
+    try:
+        given = dict(headers or {})
+        chunked = body is not None and not isinstance(body, bytes) \
+            and not any(k.lower() == "content-length" for k in given)
+        conn.request(method, path, body=body, headers=given, encode_chunked=chunked)
+        reply = conn.getresponse()
+        return Answer(reply.status, {k.lower(): v for k, v in reply.getheaders()},
+                      reply.read())
+    finally:
+        conn.close()
+
+
+def bearer(token: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", **extra}
+
+
+def wait_state(port: int, token: str, sid: int, states: Iterable[str],
+               timeout_s: float = 180.0) -> dict[str, Any]:
+    """Poll ``GET /api/v1/submissions/SID`` until its state is one of ``states``."""
+    wanted = set(states)
+    deadline = time.monotonic() + timeout_s
+    said: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        said = http(port, "GET", f"/api/v1/submissions/{sid}", headers=bearer(token)).json()
+        if said.get("state") in wanted:
+            return said
+        time.sleep(0.2)
+    raise AssertionError(f"submission {sid} is still {said.get('state')} after "
+                         f"{timeout_s:.0f} s, not {sorted(wanted)}: {said}")
+
+
+def bot_folder(path: Path, files: dict[str, bytes] | None = None) -> Path:
+    """A bot folder at ``path`` with ``files`` (by default :data:`GOOD_FILES`)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, data in (files or GOOD_FILES).items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    return path
