@@ -142,7 +142,18 @@ def start_server(config: Path, *options: str, nofile: int | None = None) -> Serv
         process.wait(30)
         raise AssertionError(f"the server did not start in {time.monotonic() - began:.0f} s: "
                              f"{line!r}\n{stderr.read_text()}")
-    return Served(process, int(found[1]), stderr, line, config)
+    served = Served(process, int(found[1]), stderr, line, config)
+    # The address is printed before the app's lifespan runs (the sweep of half uploads,
+    # the pipeline's start): a first answer says it has run.
+    while time.monotonic() - began < START_S and process.poll() is None:
+        try:
+            if http(served.port, "GET", "/healthz", timeout=5).status == 200:
+                return served
+        except OSError:
+            pass
+        time.sleep(0.05)
+    served.stop()
+    raise AssertionError(f"the server never answered /healthz: {stderr.read_text()}")
 
 
 @contextmanager
