@@ -14,6 +14,7 @@ import os
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -226,3 +227,109 @@ def bot_folder(path: Path, files: dict[str, bytes] | None = None) -> Path:
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_bytes(data)
     return path
+
+
+def raw_request(port: int, data: bytes, timeout: float = 30.0) -> Answer:
+    """``data`` sent as it is (a path no client library would send: NUL, backslashes,
+    ``..``), then the answer read to the server's close; status 0 if none came."""
+    answer = b""
+    with socket.create_connection((HOST, port), timeout=timeout) as sock:
+        sock.sendall(data)
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    head, _, body = answer.partition(b"\r\n\r\n")
+    found = re.match(rb"HTTP/1\.[01] (\d{3}) ", head)
+    headers = {}
+    for line in head.split(b"\r\n")[1:]:
+        key, _, value = line.decode("latin-1").partition(":")
+        headers[key.strip().lower()] = value.strip()
+    if headers.get("transfer-encoding") == "chunked":
+        body = _unchunk(body)
+    return Answer(int(found[1]) if found else 0, headers, body)
+
+
+def _unchunk(data: bytes) -> bytes:
+    out = b""
+    while data:
+        size, _, rest = data.partition(b"\r\n")
+        length = int(size.split(b";")[0] or b"0", 16)
+        if length == 0:
+            break
+        out += rest[:length]
+        data = rest[length + 2:]
+    return out
+
+
+def _whole(answer: bytes) -> bool:
+    """Whether ``answer`` holds an HTTP answer's head and all the body it declares."""
+    head, found, body = answer.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    length = re.search(rb"(?im)^content-length:\s*(\d+)", head)
+    return length is None or len(body) >= int(length[1])
+
+
+@dataclass
+class Pushed:
+    """What :func:`push` saw: the answer's status (0: none), the body bytes it handed to
+    the socket before the answer or the close, and the answer's bytes."""
+
+    status: int
+    sent: int
+    answer: bytes
+    seconds: float
+
+
+def push(port: int, head: bytes, chunks: Iterable[bytes], *, chunked: bool,
+         timeout_s: float = 180.0) -> Pushed:
+    """Send ``head``, then the body from ``chunks`` (a lazy generator: never held whole;
+    ``chunked``: as chunked transfer encoding), reading the server's answer all the
+    while; stops at the answer's head, at the server's close, or at the body's end."""
+    began = time.monotonic()
+    sock = socket.create_connection((HOST, port), timeout=30)
+    sock.setblocking(False)
+    source = iter(chunks)
+    pending, sent, answer, writing, ended = memoryview(head), 0, b"", True, False
+    try:
+        while time.monotonic() - began < timeout_s:
+            readable, writable, _ = select.select([sock], [sock] if writing else [], [], 1.0)
+            if readable:
+                try:
+                    data = sock.recv(65536)
+                except BlockingIOError:
+                    data = None
+                except OSError:
+                    break
+                if data == b"":
+                    break
+                if data:
+                    answer += data
+                    if _whole(answer):
+                        break
+            if writable:
+                if not pending:
+                    chunk = next(source, None) if not ended else None
+                    if chunk is None:
+                        if chunked and not ended:
+                            pending = memoryview(b"0\r\n\r\n")  # the last chunk
+                        ended = True
+                        if not pending:
+                            writing = False
+                            continue
+                    else:
+                        sent += len(chunk)
+                        pending = memoryview(b"%x\r\n%s\r\n" % (len(chunk), chunk)
+                                             if chunked else chunk)
+                try:
+                    pending = pending[sock.send(pending):]
+                except BlockingIOError:
+                    pass
+                except OSError:  # the server closed its end: read what it said
+                    writing = False
+    finally:
+        sock.close()
+    found = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
+    return Pushed(int(found[1]) if found else 0, sent, answer, time.monotonic() - began)
