@@ -260,3 +260,8 @@ def test_only_a_trusted_proxy_names_the_client(db: Path, trusted: tuple[str, ...
         server.shutdown()
         server.server_close()
     thread.join(10)
+
+
+def test_open_registration_needs_submissions(db: Path) -> None:
+    out = arena("serve", "--db", str(db), "--port", "0", "--open-registration")
+    assert out.returncode == 2 and "it needs --submissions" in out.stderr
