@@ -174,6 +174,16 @@ class Answer:
     status: int
     headers: dict[str, str]
     body: bytes
+    set_cookies: list[str] = field(default_factory=list)
+    """Every Set-Cookie header, whole (``headers`` keeps only one)."""
+
+    def cookie(self, name: str) -> str | None:
+        """The value the answer sets for cookie ``name``, if any."""
+        for line in self.set_cookies:
+            key, _, rest = line.partition("=")
+            if key.strip() == name:
+                return rest.split(";", 1)[0].strip().strip('"')
+        return None
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -196,7 +206,8 @@ def http(port: int, method: str, path: str, body: bytes | Iterable[bytes] | None
         conn.request(method, path, body=body, headers=given, encode_chunked=chunked)
         reply = conn.getresponse()
         return Answer(reply.status, {k.lower(): v for k, v in reply.getheaders()},
-                      reply.read())
+                      reply.read(), [v for k, v in reply.getheaders()
+                                     if k.lower() == "set-cookie"])
     finally:
         conn.close()
 
