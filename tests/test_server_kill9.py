@@ -12,6 +12,7 @@ import os
 import socket
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from tests.hostile import archives as hostile
 from tests.server_helpers import (
     GOOD_FILES,
     HOST,
+    Served,
     add_author,
     bearer,
     http,
@@ -70,7 +72,9 @@ def rows(db: Path, query: str) -> list[tuple]:
         conn.close()
 
 
-def wait_for(what: str, test, timeout_s: float = 120.0, server=None) -> None:  # noqa: ANN001
+def wait_for(what: str, test: Callable[[], object], timeout_s: float = 120.0,
+             server: Served | None = None) -> None:
+    """Until ``test()`` is true (an AssertionError naming ``what`` after ``timeout_s``)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if test():

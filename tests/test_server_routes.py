@@ -131,7 +131,7 @@ def test_a_token_in_the_url_is_refused_even_with_a_good_header(
     server, tokens, _ = site
     token = tokens["ada"]
     for path in (f"/api/v1/me?token={token}", f"/api/v1/me?access_token={token}",
-                 f"/api/v1/me?x={token}", f"/api/v1/bots?api_key=anything",
+                 f"/api/v1/me?x={token}", "/api/v1/bots?api_key=anything",
                  f"/api/v1/bots/{token}/logs", f"/api/v1/submissions?{token}=1"):
         for header in (None, token):
             status, body = get(server.port, path, header)
