@@ -165,6 +165,63 @@ def test_a_session_cookie_is_no_api_token(site: tuple[Served, dict, Path]) -> No
         assert json.loads(body)["error"]["code"] == "token-missing"
 
 
+TRICKS = [  # each archive trick of issue 15 §3: its builder, the rule, the entry named
+    ("symlink", "archive-symlink", "bot.py"), ("hardlink", "archive-hardlink", "bot.py"),
+    ("device", "archive-device", "null"), ("fifo", "archive-fifo", "pipe"),
+    ("sparse", "archive-sparse", "holes"),
+    ("absolute", "archive-absolute", "/etc/cron.d/bot"),
+    ("dotdot", "archive-dotdot", "bot/../../escape.py"),
+    ("long_dotdot", "archive-dotdot", "a" * 120 + "/../../../x"),
+    ("gnu_long_dotdot", "archive-dotdot", "b" * 120 + "/../../../x"),
+    ("duplicate", "archive-duplicate", "bot.py"), ("dot_duplicate", "archive-duplicate", "a/./b"),
+    ("case_duplicate", "archive-duplicate", "bot.py"),
+    ("bad_utf8_tar", "archive-name-utf8", "\\xff.py"),
+    ("bad_utf8_zip", "archive-name-utf8", "\\xff.py"),
+    ("control_name", "archive-name-control", "a\x1b[2Jb"),
+    ("zip_symlink", "archive-symlink", "bot.py"), ("zip_fifo", "archive-fifo", "pipe"),
+    ("zip_bomb", "archive-ratio", "zeros"), ("tar_bomb", "archive-unpacked-size", "zeros"),
+    ("pax_bomb", "archive-ratio", ""),
+]
+
+
+def test_every_archive_trick_is_refused_by_rule_and_entry_over_http(
+        site: tuple[Served, dict, Path]) -> None:
+    """Through the real server: 400 (JSON) naming the rule and the entry; nothing kept."""
+    server, tokens, tmp_path = site
+    archives = tmp_path / "data" / "archives"
+    before = sorted(os.listdir(archives)) if archives.exists() else []
+    peak = server.peak_mb()
+    for builder, rule, entry in [*TRICKS, ("many_entries", "archive-entries", "")]:
+        data = hostile.many_entries(10_001) if builder == "many_entries" \
+            else getattr(hostile, builder)()
+        kind = "application/zip" if builder.startswith("zip") or builder.endswith("zip") \
+            else "application/gzip"
+        reply = http(server.port, "POST", f"/api/v1/bots/trick-{builder}/versions?game=stop-me",
+                     data, bearer(tokens["bob"], **{"Content-Type": kind}))
+        assert reply.status == 400, (builder, reply.status, reply.text[:300])
+        assert reply.headers["content-type"].startswith("application/json")
+        error = reply.json()["error"]
+        assert error["code"].startswith(rule), (builder, error)
+        if entry:
+            assert repr(entry) in error["message"], (builder, error)
+    listed = http(server.port, "GET", "/api/v1/submissions", headers=bearer(tokens["bob"]))
+    assert listed.json() == {"submissions": []}
+    assert (sorted(os.listdir(archives)) if archives.exists() else []) == before
+    assert os.listdir(tmp_path / "data" / "incoming") == []
+    assert server.peak_mb() - peak < 128, "the bombs cost the server memory"
+    # A zip whose headers lie about a size passes the check of its headers and is
+    # refused while the job unpacks it: the job fails, saying so, and adds no version.
+    reply = http(server.port, "POST", "/api/v1/bots/trick-liar/versions?game=stop-me",
+                 hostile.zip_lying_size(), bearer(tokens["bob"],
+                                                  **{"Content-Type": "application/zip"}))
+    assert reply.status == 202, reply.text
+    done = wait_state(server.port, tokens["bob"], reply.json()["id"], ["active", "failed"])
+    assert done["state"] == "failed" and done["version"] is None, done
+    assert re.search(r"archive-(size-lie|corrupt)", done["error"]), done["error"]
+    assert "'bot.py'" in done["error"]
+    assert server.alive()
+
+
 MARKUP_NAME = "<img src=x onerror=alert(1)>\"&'"
 MARKUP_BOT = b"""\
 import sys
