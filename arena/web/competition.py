@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute
 from arena.submissions.accept import sweep_incoming
 from arena.submissions.pipeline import Pipeline
 
-from . import api
+from . import account_pages, api
 from .app import create_app
 from .auth import load_secret
 from .config import ServerConfig
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def competition_routes() -> list[BaseRoute]:
     """Every route the competition server adds to the public site."""
-    return [*api.routes()]
+    return [*api.routes(), *account_pages.routes()]
 
 
 def competition_app(config: ServerConfig, *, pipeline: bool = True) -> Starlette:
