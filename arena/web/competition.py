@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute
 from arena.submissions.accept import sweep_incoming
 from arena.submissions.pipeline import Pipeline
 
-from . import account_pages, api
+from . import account_pages, admin_pages, api, author_pages
 from .app import create_app
 from .auth import load_secret
 from .config import ServerConfig
@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 def competition_routes() -> list[BaseRoute]:
     """Every route the competition server adds to the public site."""
-    return [*api.routes(), *account_pages.routes()]
+    return [*api.routes(), *account_pages.routes(), *author_pages.routes(),
+            *admin_pages.routes()]
 
 
 def competition_app(config: ServerConfig, *, pipeline: bool = True) -> Starlette:

@@ -140,9 +140,10 @@ def page(request: Request, template: str, *, status: int = 200,
 async def small_form(request: Request) -> dict[str, str]:
     """A posted ``application/x-www-form-urlencoded`` form of at most
     :data:`FORM_BYTES` (refused with 413 before more is read), each field's first
-    value; 415 for another kind of body."""
+    value; 415 for another kind of body (a body of no declared kind is read as one,
+    so that a bare POST is refused for its missing CSRF token)."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/x-www-form-urlencoded":
+    if kind not in ("application/x-www-form-urlencoded", ""):  # none: an empty form
         raise Refused(415, f"This form is sent as application/x-www-form-urlencoded, not "
                            f"{kind[:60]!r}.")
     declared = request.headers.get("content-length", "")
