@@ -211,8 +211,8 @@ def test_another_authors_pages_logs_archives_and_replays_are_404_as_nothing_is(
     theirs = reader.submissions_of(ada.id, 1)
     reader.close()
     assert theirs
-    pairs.append((f"/me/submissions/{theirs[0].id}/archive", "/me/submissions/999999/"
-                  "archive", f"submission {theirs[0].id}.", "submission 999999."))
+    pairs.append((f"/me/submissions/{theirs[0].id}/archive", "/me/submissions/999999/archive",
+                  f"submission {theirs[0].id}.", "submission 999999."))
     for path, nothing, key, other in pairs:
         got, none = client.get(path), client.get(nothing)
         assert got.status_code == none.status_code == 404, (path, got.text)

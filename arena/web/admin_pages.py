@@ -20,8 +20,7 @@ from leaderboard.store.rows import Author
 from leaderboard.web.author_data import author_bots
 
 from .api import ApiError, admin_change
-from .forms import NOT_A_PAGE, Refused, checked_form, config_of, html_errors, page, read, \
-    signed_in
+from .forms import NOT_A_PAGE, Refused, checked_form, config_of, html_errors, page, read, signed_in
 
 ADMIN_ROWS = 200
 """Submissions the page lists, newest first (the API's ``?all=1`` lists up to 500)."""
