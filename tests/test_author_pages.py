@@ -7,6 +7,7 @@ and seat replays answered exactly as nothing is, markup in names and stderr esca
 from __future__ import annotations
 
 import html
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -23,10 +24,13 @@ from arena.web.api import claim_for
 from arena.web.competition import competition_app
 from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store, StoreReader
+from referee.sandbox import probe
 from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
-from tests.test_api import GOOD, bubblewrap
 
+bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
+                                reason=f"bubblewrap cannot run here: {probe().reason}")
+GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
 MARKUP = "<img src=x onerror=alert(1)>"
 """A bot name of markup (claim_bot takes it: no '/', ',' or '@')."""
 STDERR_BOT = """\
@@ -326,3 +330,55 @@ def test_an_upload_through_the_form_goes_active_and_the_page_stops_refreshing(
         # Signed out, the archive is not there for anyone.
         client.cookies.clear()
         assert client.get(f"/me/submissions/{sid}/archive").status_code == 303
+
+
+def test_the_page_refreshes_itself_only_while_a_submission_is_in_flight(site) -> None:
+    client, tokens = site
+    sign_in(client, tokens["ada"])  # ada's "queued" is received: no pipeline runs here
+    page = client.get("/me/").text
+    assert '<meta http-equiv="refresh" content="3">' in page
+    assert 'data-state="received"' in page
+    assert '<meta http-equiv="refresh"' in client.get("/me/bot/queued/").text
+    bob = TestClient(client.app, follow_redirects=False)
+    sign_in(bob, tokens["bob"])
+    assert 'http-equiv="refresh"' not in bob.get("/me/").text
+    assert 'http-equiv="refresh"' not in bob.get("/me/bot/bobs/").text
+
+
+def test_the_csrf_token_must_come_before_the_file(site) -> None:
+    """The token is checked before a byte of the file is read: a form that sends the
+    file first is refused, whatever token follows it."""
+    client, tokens = site
+    sign_in(client, tokens["bob"])
+    csrf = csrf_of(client.get("/me/").text)
+    archive = hostile.files(GOOD)
+    body = b"".join([
+        (b"--B\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"a.tar.gz\"\r\n"
+        b"Content-Type: application/gzip\r\n\r\n"), archive, b"\r\n",
+        b"--B\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n", csrf.encode(),
+        b"\r\n--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlate\r\n",
+        b"--B\r\nContent-Disposition: form-data; name=\"game\"\r\n\r\nstop-me\r\n--B--\r\n"])
+    got = client.post("/me/upload", content=body,
+                      headers={"Content-Type": "multipart/form-data; boundary=B"})
+    assert got.status_code == 403 and "CSRF" in got.text
+    assert "late" not in client.get("/me/").text
+
+
+def test_a_streamed_upload_without_a_length_is_cut_at_the_cap(site) -> None:
+    client, tokens = site
+    sign_in(client, tokens["bob"])
+    csrf = csrf_of(client.get("/me/").text)
+    cap = ServerConfig().uploads.max_compressed_bytes
+
+    def body() -> Iterator[bytes]:
+        yield (b"--B\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n" + csrf.encode()
+               + b"\r\n--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nhuge\r\n"
+               b"--B\r\nContent-Disposition: form-data; name=\"game\"\r\n\r\nstop-me\r\n"
+               b"--B\r\nContent-Disposition: form-data; name=\"archive\"; "
+               b"filename=\"a.tar.gz\"\r\n\r\n")
+        for _ in range(cap // (1 << 20) + 2):
+            yield b"\0" * (1 << 20)
+    got = client.post("/me/upload", content=body(),
+                      headers={"Content-Type": "multipart/form-data; boundary=B"})
+    assert got.status_code == 413 and "archive-compressed-size" in got.text
+    assert "huge" not in client.get("/me/").text.split('id="upload-form"')[1]

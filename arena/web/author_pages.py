@@ -129,7 +129,7 @@ async def upload(request: Request) -> Response:
         # Refused before a byte of the body is read (issue 15 §3), as the API does.
         raise Refused(413, f"The upload is {int(declared)} bytes; at most "
                            f"{config.uploads.max_compressed_bytes} bytes of archive are "
-                           "taken (uploads.max_compressed_mb).")
+                           "taken (uploads.max_compressed_mb) [archive-compressed-size].")
     form = StreamedForm(request.stream(), boundary_of(request.headers.get(
         "content-type", "")), cap)
     fields, part = await form.fields_until_file()

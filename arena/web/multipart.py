@@ -129,8 +129,10 @@ class StreamedForm:
                                    "connection was cut?).") from None
             self.size += len(chunk)
             if self.size > self.cap:
-                raise Refused(413, f"The upload passed {self.cap} bytes; it was refused "
-                                   "before it was read whole.")
+                raise Refused(413, f"The upload passed {self.cap} bytes (the archive's cap, "
+                                   "uploads.max_compressed_mb, and the form's fields); it "
+                                   "was refused before it was read whole "
+                                   "[archive-compressed-size].")
             try:
                 self.parser.write(chunk)
             except MultipartParseError as err:
