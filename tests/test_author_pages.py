@@ -382,3 +382,47 @@ def test_a_streamed_upload_without_a_length_is_cut_at_the_cap(site) -> None:
                       headers={"Content-Type": "multipart/form-data; boundary=B"})
     assert got.status_code == 413 and "archive-compressed-size" in got.text
     assert "huge" not in client.get("/me/").text.split('id="upload-form"')[1]
+
+
+def folder_parts(files: dict[str, bytes]) -> list[tuple[str, tuple[str, bytes]]]:
+    """A folder input's parts as a browser sends them: one per file, named by its path."""
+    return [("archive", ("", b"")), *(("folder", (path, data)) for path, data in files.items())]
+
+
+def test_a_folder_is_packed_and_checked_as_an_archive_by_rule_and_entry(site) -> None:
+    client, tokens = site
+    sign_in(client, tokens["bob"])
+    csrf = csrf_of(client.get("/me/").text)
+    got = client.post("/me/upload", data={"csrf": csrf, "name": "sly", "game": "stop-me"},
+                      files=folder_parts({"sly/bot.toml": GOOD["bot.toml"],
+                                          "sly/../../escape.py": b"print(1)"}))
+    assert got.status_code == 400 and 'id="upload-error"' in got.text, got.text
+    assert "archive-" in got.text and "escape.py" in got.text
+    none = client.post("/me/upload", data={"csrf": csrf, "name": "sly", "game": "stop-me"},
+                       files=[("archive", ("", b""))])
+    assert none.status_code == 400 and "Choose the archive" in none.text
+
+
+@pytest.mark.sandbox
+@bubblewrap
+def test_a_bot_folder_uploaded_through_the_form_goes_active(tmp_path: Path) -> None:
+    config = config_for(tmp_path)
+    store = Store(config.db_path)
+    _, token = accounts.add_author(store, "ada")
+    store.close()
+    with TestClient(competition_app(config), follow_redirects=False) as client:
+        sign_in(client, token)
+        csrf = csrf_of(client.get("/me/").text)
+        got = client.post("/me/upload", data={"csrf": csrf, "name": "folder-bot",
+                                              "game": "stop-me"},
+                          files=folder_parts({f"mybot/{k}": v for k, v in GOOD.items()}))
+        assert got.status_code == 303, got.text
+        sid = int(got.headers["location"].rsplit("-", 1)[1])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            page = client.get("/me/bot/folder-bot/").text
+            state = re.search(rf'id="submission-{sid}" data-state="(\w+)"', page)[1]
+            if state in ("active", "failed"):
+                break
+            time.sleep(0.2)
+        assert state == "active", page

@@ -38,7 +38,7 @@ from referee.games import GAMES
 from .api import REFUSALS, ApiError, archive_file, bots_of, claim_for, refusal, wake_pipeline
 from .auth import check_csrf_value
 from .forms import Refused, config_of, html_errors, page, read, signed_in, to_sign_in
-from .multipart import SLACK, StreamedForm, boundary_of
+from .multipart import MAX_PARTS, SLACK, StreamedForm, boundary_of, chunks_of, pack_folder
 from .replay import load, rebuild, replay_page
 
 IN_FLIGHT = ("received", "building", "checking")
@@ -120,7 +120,7 @@ async def me(request: Request) -> Response:
 @html_errors
 async def upload(request: Request) -> Response:
     """``POST /me/upload``: a new version through the form (fields ``csrf``, ``name``,
-    ``game``, then the file ``archive``)."""
+    ``game``, then the file ``archive`` or the files of the folder input ``folder``)."""
     author = await signed_in(request)
     config = config_of(request)
     cap = config.uploads.max_compressed_bytes + SLACK
@@ -131,20 +131,30 @@ async def upload(request: Request) -> Response:
                            f"{config.uploads.max_compressed_bytes} bytes of archive are "
                            "taken (uploads.max_compressed_mb) [archive-compressed-size].")
     form = StreamedForm(request.stream(), boundary_of(request.headers.get(
-        "content-type", "")), cap)
+        "content-type", "")), cap, config.uploads.max_entries + MAX_PARTS)
     fields, part = await form.fields_until_file()
     check_csrf_value(request, fields.get("csrf"))  # before the file is read at all
     if author is None:  # a visitor's form, CSRF right: sign in first
         return to_sign_in()
     name, game = fields.get("name", "").strip(), fields.get("game", "").strip()
     shown = {"form_name": name, "form_game": game}
-    if part is None or not part.filename:
+    while part is not None and not (part.filename and part.name in ("archive", "folder")):
+        part = await form.next_file()  # an input left empty (the archive, or the folder)
+    if part is None:
         response: Response = await _me(request, author, 400, error="Choose the archive "
-                                       "to upload (.tar.gz, .zip or .tar).", **shown)
+                                       "(.tar.gz, .zip or .tar) or the folder to upload.",
+                                       **shown)
         return response
     try:
-        row = await accept_async(config, author, name, game, form.file_data(), None,
-                                 claim_for(config))
+        if part.name == "archive":
+            row = await accept_async(config, author, name, game, form.file_data(), None,
+                                     claim_for(config))
+        else:  # the bot's folder, one part per file: packed, then checked as an archive
+            packed = await pack_folder(form, part, "folder", config.uploads.
+                                       max_compressed_bytes, config.uploads.max_entries)
+            with packed:
+                row = await accept_async(config, author, name, game, chunks_of(packed),
+                                         "tar.gz", claim_for(config))
     except REFUSALS as err:
         said = refusal(err)
         response = await _me(request, author, said.status_code, error=said.detail,

@@ -11,6 +11,9 @@ per field, :data:`MAX_PARTS` parts, python-multipart's limits on headers per par
 
 from __future__ import annotations
 
+import asyncio
+import tarfile
+import tempfile
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -25,6 +28,10 @@ SLACK = 64 * 1024
 FIELD_BYTES = 4096
 """Bytes of one field that is not a file (a CSRF token, a bot name, a game)."""
 MAX_PARTS = 10
+"""Parts of a form with one archive; a folder's files may be ``uploads.max_entries``."""
+SPOOL = 1 << 20
+"""Bytes of a packed folder (and of each of its files) held in memory before a temporary
+file takes them."""
 
 
 @dataclass
@@ -54,8 +61,9 @@ class StreamedForm:
     ``("field", name, value)``, ``("file", Part)``, ``("data", bytes)``,
     ``("file-end",)``, then ``("end",)``."""
 
-    def __init__(self, stream: AsyncIterator[bytes], boundary: bytes, cap: int) -> None:
-        self.stream, self.cap, self.size = stream, cap, 0
+    def __init__(self, stream: AsyncIterator[bytes], boundary: bytes, cap: int,
+                 max_parts: int = MAX_PARTS) -> None:
+        self.stream, self.cap, self.size, self.max_parts = stream, cap, 0, max_parts
         self.events: deque[tuple[Any, ...]] = deque()
         self.part = Part()
         self.parts = 0
@@ -71,8 +79,9 @@ class StreamedForm:
     # ---------------------------------------------- python-multipart's callbacks
     def _begin(self) -> None:
         self.parts += 1
-        if self.parts > MAX_PARTS:
-            raise Refused(400, f"The form has more than {MAX_PARTS} parts.")
+        if self.parts > self.max_parts:
+            raise Refused(413, f"The form has more than {self.max_parts} parts (files "
+                               "and fields; uploads.max_entries) [archive-entries].")
         self.part, self.value = Part(), bytearray()
 
     def _header_field(self, data: bytes, start: int, end: int) -> None:
@@ -160,3 +169,66 @@ class StreamedForm:
                 yield event[1]
             elif event[0] in ("file-end", "end"):
                 return
+
+    async def next_file(self) -> Part | None:
+        """The next file part after the current one (whose bytes are skipped), or None
+        at the end of the form; fields on the way are ignored."""
+        while True:
+            event = await self.next()
+            if event[0] == "file":
+                part: Part = event[1]
+                return part
+            if event[0] == "end":
+                return None
+
+
+async def pack_folder(form: StreamedForm, first: Part, field: str, cap: int,
+                      max_files: int) -> tempfile.SpooledTemporaryFile[bytes]:
+    """The files of a folder input (``<input type=file webkitdirectory>``: one part of
+    ``field`` per file, named by its path, the folder's own name first), packed as one
+    tar.gz with nothing changed but the modes (0644), so that every archive rule is
+    then checked on it as on an uploaded archive (names, ``..``, duplicates, sizes).
+    At most ``cap`` bytes of files and ``max_files`` files, refused as they pass."""
+    out = tempfile.SpooledTemporaryFile(max_size=SPOOL)  # noqa: SIM115 - the caller's
+    try:
+        await _pack(form, first, field, cap, max_files, out)
+    except BaseException:
+        out.close()
+        raise
+    out.seek(0)
+    return out
+
+
+async def _pack(form: StreamedForm, first: Part, field: str, cap: int, max_files: int,
+                out: tempfile.SpooledTemporaryFile[bytes]) -> None:
+    total = files = 0
+    part: Part | None = first
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        while part is not None:
+            if part.name == field and part.filename:
+                files += 1
+                if files > max_files:
+                    raise Refused(413, f"The folder has more than {max_files} files "
+                                       "(uploads.max_entries) [archive-entries].")
+                with tempfile.SpooledTemporaryFile(max_size=SPOOL) as data:
+                    size = 0
+                    async for chunk in form.file_data():
+                        size += len(chunk)
+                        total += len(chunk)
+                        if total > cap:
+                            raise Refused(413, f"The folder's files pass {cap} bytes "
+                                               "(uploads.max_compressed_mb); refused before "
+                                               "they were read whole "
+                                               "[archive-compressed-size].")
+                        data.write(chunk)
+                    data.seek(0)
+                    info = tarfile.TarInfo(part.filename)
+                    info.size, info.mode = size, 0o644
+                    await asyncio.to_thread(tar.addfile, info, data)
+            part = await form.next_file()
+
+
+async def chunks_of(file: tempfile.SpooledTemporaryFile[bytes]) -> AsyncIterator[bytes]:
+    """A packed folder's bytes, 64 KiB at a time."""
+    while chunk := file.read(1 << 16):
+        yield chunk
