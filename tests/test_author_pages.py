@@ -192,7 +192,7 @@ def test_an_author_sees_their_bot_its_logs_games_and_faults_escaped(site, world)
     replay = client.get(f"/me/replay/{game}-seat{seat}")
     assert replay.status_code == 200 and f"seat {seat}&#x27;s view" in replay.text
     assert 'id="perspectives"' not in replay.text  # no link to the full view
-    assert "/static/replay.js" in replay.text
+    assert "/static/replay.js" in replay.text and "signed in as ada" in replay.text
 
 
 def test_another_authors_pages_logs_archives_and_replays_are_404_as_nothing_is(

@@ -198,7 +198,7 @@ def _seat_replay(reader: StoreReader, author: Author, key: str) -> str:
     if seat not in seat_of(reader, game_id, names):
         raise gone  # not theirs, or no such game or seat: one answer (issue 15 §4, §5)
     html: str = replay_page(reader, rebuild(load(reader, game_id), [seat]), seat,
-                            root="/", perspectives=False)
+                            root="/", perspectives=False, signed_in=author.name)
     return html
 
 
@@ -214,7 +214,10 @@ async def seat_replay(request: Request) -> Response:
 
 def _submission(reader: StoreReader, author: Author, submission_id: int) -> Any:
     row = reader.submission(submission_id)
-    if row is None or row.author_id != author.id:
+    # The author's own, or one the organiser made of the author's bot (listed on their
+    # page as well); anything else is answered as a submission that does not exist.
+    if row is None or (row.author_id != author.id
+                       and row.bot_name not in accounts.owned_bots(reader, author)):
         raise Refused(404, f"You have no submission {submission_id}.")
     return row
 
