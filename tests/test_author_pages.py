@@ -292,6 +292,12 @@ def test_a_refused_archive_is_shown_on_the_page_with_its_rule_and_entry(site) ->
                         files={"archive": ("bot.tar.gz", hostile.files(GOOD))})
     assert taken.status_code == 403 and "bot-owned" in taken.text
     assert 'value="bobs"' in taken.text  # the form keeps what was typed
+    game = client.post("/me/upload", data={"csrf": csrf, "name": "g", "game": "no-such"},
+                       files={"archive": ("bot.tar.gz", hostile.files(GOOD))})
+    assert game.status_code == 400 and "unknown game &#x27;no-such&#x27;" in game.text
+    bad = client.post("/me/upload", data={"csrf": csrf, "name": "a,b", "game": "stop-me"},
+                      files={"archive": ("bot.tar.gz", hostile.files(GOOD))})
+    assert bad.status_code == 400 and "a,b" in bad.text
 
 
 @pytest.mark.sandbox
@@ -426,3 +432,14 @@ def test_a_bot_folder_uploaded_through_the_form_goes_active(tmp_path: Path) -> N
                 break
             time.sleep(0.2)
         assert state == "active", page
+
+
+def test_an_unknown_game_is_a_400_naming_it_through_the_api_too(site) -> None:
+    """The form and the API share their refusals (api.refusal): an unknown game was a
+    500 there (referee's ConfigError is not the server config's)."""
+    client, tokens = site
+    got = client.post("/api/v1/bots/g/versions", params={"game": "no-such"},
+                      content=hostile.files(GOOD),
+                      headers={"Authorization": f"Bearer {tokens['bob']}",
+                               "Content-Type": "application/gzip"})
+    assert got.status_code == 400 and "no-such" in got.json()["error"]["message"]

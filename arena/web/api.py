@@ -37,6 +37,7 @@ from leaderboard.store.rows import Author
 from leaderboard.web.author_data import LOG_CHARS, author_bots, bot_logs
 from leaderboard.web.data import PageError
 from referee.errors import BotSpecError
+from referee.games.errors import ConfigError as GameConfigError
 
 from .auth import AuthError, api_author
 from .config import ConfigError, ServerConfig
@@ -234,7 +235,8 @@ async def submit(request: Request) -> Response:
 
 
 REFUSALS = (ArchiveError, SubmissionLimitError, accounts.BotLimitReached,
-            accounts.BotOwned, BotSpecError, ConfigError, StoreBusyError)
+            accounts.BotOwned, accounts.BotNameError, BotSpecError, ConfigError,
+            GameConfigError, StoreBusyError)
 """What accepting a submission may refuse it with (:func:`refusal` says how)."""
 
 
