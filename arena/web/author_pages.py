@@ -47,6 +47,8 @@ REFRESH_S = 3
 TEXT_CHARS = 8000
 """Characters of a build log or of a bot's stderr a page shows (the end; the whole
 size is said)."""
+ME_SUBMISSIONS = 3
+"""Submissions per bot on /me/, newest first (the bot's page lists its newest 50)."""
 _REPLAY = re.compile(r"(\d{1,18})-seat(\d{1,4})")
 
 
@@ -100,6 +102,9 @@ def _me(request: Request, author: Author, status: int = 200, **form: Any) -> Any
     async def build() -> Response:
         bots = await read(request, _bots, author)
         flying = any(s["in_flight"] for b in bots for s in b["submissions"])
+        for b in bots:  # the rest on the bot's own page: a page stays small
+            b["more"] = max(0, len(b["submissions"]) - ME_SUBMISSIONS)
+            b["submissions"] = b["submissions"][:ME_SUBMISSIONS]
         context = {"error": None, "rule": None, "form_name": "", "form_game": "", **form}
         return page(request, "author/me.html", status=status, author=author, bots=bots,
                     in_flight=flying, refresh_s=REFRESH_S, game_choices=sorted(GAMES),
