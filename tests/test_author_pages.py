@@ -443,3 +443,40 @@ def test_an_unknown_game_is_a_400_naming_it_through_the_api_too(site) -> None:
                       headers={"Authorization": f"Bearer {tokens['bob']}",
                                "Content-Type": "application/gzip"})
     assert got.status_code == 400 and "no-such" in got.json()["error"]["message"]
+
+
+def test_a_forged_cookie_is_a_visitor_and_a_token_in_the_url_is_refused(site) -> None:
+    client, tokens = site
+    client.cookies.set("arena_session", "forged.cookie.value")
+    assert client.get("/me/").headers["location"] == "/signin/"
+    got = client.get("/signin/", params={"token": tokens["ada"]})
+    assert got.status_code == 400 and tokens["ada"] not in got.text
+    assert got.headers["content-type"].startswith("text/html")
+    form = client.get("/signin/")
+    posted = client.post(f"/signin/?token={tokens['ada']}",
+                         data={"csrf": csrf_of(form.text), "token": tokens["ada"]})
+    assert posted.status_code == 400 and "arena_session" not in posted.headers.get(
+        "set-cookie", "")
+
+
+def test_registration_shows_the_token_once_and_only_when_open(tmp_path: Path) -> None:
+    shut = TestClient(competition_app(config_for(tmp_path / "shut"), pipeline=False),
+                      follow_redirects=False)
+    with shut:
+        assert shut.get("/register/").status_code == 404
+        assert "/register/" not in shut.get("/signin/").text
+    config = config_for(tmp_path / "open", open_registration=True)
+    with TestClient(competition_app(config, pipeline=False), follow_redirects=False) as c:
+        form = c.get("/register/")
+        assert form.status_code == 200 and 'id="register"' in form.text
+        made = c.post("/register/", data={"csrf": csrf_of(form.text), "name": "zed"})
+        assert made.status_code == 200 and "it will not be shown again" in made.text
+        token = re.search(r'<pre class="token" id="new-token">(arena_[\w-]+)</pre>',
+                          made.text)[1]
+        assert "signed in as zed" in c.get("/me/").text  # and signed in
+        other = TestClient(c.app, follow_redirects=False)
+        sign_in(other, token)  # the token shown is the account's
+        again = c.post("/register/", data={"csrf": csrf_of(c.get("/me/").text),
+                                           "name": "ZED"})
+        assert again.status_code == 409 and 'id="register-error"' in again.text
+        assert token not in again.text
