@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from leaderboard.store import StoreBusyError, StoreError, StoreReader
@@ -61,6 +61,8 @@ def html_errors(endpoint: Endpoint) -> Endpoint:
     async def guarded(request: Request) -> Response:
         try:
             return await endpoint(request)
+        except ClientDisconnect:  # gone mid-upload: nothing was kept, nobody to tell
+            return Response(status_code=400)
         except HTTPException as err:
             return error_response(request, err.status_code, str(err.detail),
                                   dict(err.headers or {}))
