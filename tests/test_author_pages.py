@@ -480,3 +480,17 @@ def test_registration_shows_the_token_once_and_only_when_open(tmp_path: Path) ->
                                            "name": "ZED"})
         assert again.status_code == 409 and 'id="register-error"' in again.text
         assert token not in again.text
+
+
+def test_the_public_pages_link_to_sign_in_only_on_the_competition_server(site, world) -> None:
+    from arena.web.app import create_app
+    client, tokens = site
+    config, _ = world
+    home = client.get("/")
+    assert home.status_code == 200 and 'id="nav-sign-in" href="/signin/"' in home.text
+    sign_in(client, tokens["ada"])
+    board = client.get("/leaderboard/stop-me.html")
+    assert 'id="nav-me" href="/me/"' in board.text and "nav-sign-in" not in board.text
+    with TestClient(create_app(config)) as public:  # read-only: no account links at all
+        page = public.get("/")
+        assert "nav-sign-in" not in page.text and "nav-me" not in page.text

@@ -23,6 +23,7 @@ from . import account_pages, admin_pages, api, author_pages
 from .app import create_app
 from .auth import load_secret
 from .config import ServerConfig
+from .forms import AccountNav
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ def competition_app(config: ServerConfig, *, pipeline: bool = True) -> Starlette
     ``pipeline=False`` leaves received jobs for another process (tests, a second
     server on one database: one pipeline per database)."""
     app = create_app(config, extra_routes=competition_routes())
+    app.add_middleware(AccountNav)
     for error, handler in api.EXCEPTION_HANDLERS.items():
         app.add_exception_handler(error, handler)
 

@@ -18,15 +18,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from leaderboard.store import StoreBusyError, StoreError, StoreReader
 from leaderboard.store.rows import Author
 from leaderboard.web.data import PageError, boards
 
-from .auth import check_csrf, csrf_cookie, csrf_token, page_author
+from .auth import SESSION_COOKIE, check_csrf, cookie_name, csrf_cookie, csrf_token, page_author
 from .config import ServerConfig
 from .pages import ERROR_TITLES
-from .templating import render
+from .templating import ACCOUNT_NAV, render
 
 ROOT = "/"
 FORM_BYTES = 16 * 1024
@@ -176,3 +177,25 @@ async def checked_form(request: Request) -> tuple[dict[str, str], Author | None]
     author = await signed_in(request)  # the session read in a worker thread, not here
     check_csrf(request, form)
     return form, author
+
+
+class AccountNav:
+    """ASGI middleware of the competition server: every page's navigation links to
+    sign in, or, when the request holds a session cookie, to ``/me/`` (issue 15 §2).
+    The cookie is not checked here (no database read per public page): a forged or
+    ended one leads to ``/me/``, which sends a visitor on to ``/signin/``."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        has_session = cookie_name(request, SESSION_COOKIE) in request.cookies
+        token = ACCOUNT_NAV.set("me" if has_session else "signin")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            ACCOUNT_NAV.reset(token)
