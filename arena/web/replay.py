@@ -145,8 +145,13 @@ def replay_file(game_id: int, seat: int | None) -> str:
     return f"{game_id}" if seat is None else f"{game_id}-seat{seat}"
 
 
-def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
-    """The replay viewer page of one perspective (templates/replay.html)."""
+def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None, *,
+                root: str = UP, perspectives: bool = True,
+                signed_in: str | None = None) -> str:
+    """The replay viewer page of one perspective (templates/replay.html). ``root`` is
+    the path to the site's root; ``perspectives=False`` leaves out the links to the
+    other views (an author's seat replay, issue 15 §4: only their own seat's), and
+    ``signed_in`` names the author in the navigation."""
     row, seats = rebuilt.row, rebuilt.seats
     if seat is not None and not 0 <= seat < len(seats):
         raise not_found(f"Game {row['id']} has seats 0 to {len(seats) - 1}; there is no "
@@ -161,7 +166,8 @@ def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
     # how many decisions others had.
     about = (f"seed {row['seed']}, {len(rebuilt.moves)} steps" if seat is None
              else f"{len(data['steps']) - 1} positions of its own")
-    return render("replay.html", root=UP, games=boards(store), gid=gid, row=row, seat=seat,
+    files = [replay_file(gid, None)] + [replay_file(gid, s["seat"]) for s in seats]
+    return render("replay.html", root=root, games=boards(store), gid=gid, row=row, seat=seat,
                   seats=seats, notes=rebuilt.notes, who=who, about=about,
-                  files=[replay_file(gid, None)] + [replay_file(gid, s["seat"]) for s in seats],
+                  files=files if perspectives else [], signed_in=signed_in,
                   data_json=Markup(_json_for_script(data)))
