@@ -15,8 +15,12 @@ is extracted with ``git archive REV | tar -x`` into a temporary folder and run w
 ``PYTHONPATH`` pointing there. It has no status endpoint: for it, the "status" row is
 its smallest page, the 404 page (which also opens the database), as said in the output.
 
-Further measurements (the issue's "time from upload to active for the example bot")
-belong in :data:`MEASURES` as functions of the same shape as :func:`throughput`.
+Then the time from upload to active (issue 15 §6): ``arena serve --submissions`` of
+this tree, an admin author (so no per-day limit), and for each example bot folder
+(the JavaScript bot, no build; the C bot, compiled in the sandbox) ``--uploads``
+submissions through the API, timed from the POST to the first poll (every 20 ms)
+that sees ``active``: received, built, checked in the sandbox and stored. Printed
+as the median and the range.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -117,7 +121,55 @@ def extract(rev: str, folder: Path) -> Path:
     return folder
 
 
-MEASURES: list[tuple[str, Callable[..., tuple[float, set[int]]]]] = [("rps", throughput)]
+EXAMPLES = (("js_random", "stop-me"), ("c_dagens_brott", "dagens-brott"))
+"""The example bot folders timed from upload to active, with their games."""
+
+
+@contextmanager
+def competition(folder: Path) -> Iterator[tuple[int, str]]:
+    """``arena serve --submissions`` of this tree on a new database: (port, admin token)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    db = folder / "server.db"
+    (folder / "arena.toml").write_text(f'[server]\ndatabase = "{db}"\nsubmissions = true\n'
+                                       f'port = 0\n[jobs]\ncheck_games = 3\n')
+    token = subprocess.run([sys.executable, "-m", "arena", "author", "add", "bench", "--admin",
+                            "--db", str(db)], check=True, env=env, cwd=folder,
+                           capture_output=True, text=True).stdout.strip()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena", "serve", "--config", str(folder / "arena.toml")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=folder)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if not found:
+            raise SystemExit(f"the competition server did not start: {line!r}")
+        yield int(found[1]), token
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def upload_to_active(port: int, token: str, folder: str, game: str, uploads: int
+                     ) -> list[float]:
+    """Seconds from each upload of bots/``folder`` to its ``active`` state."""
+    from arena.submissions.client import Client, archive_of
+
+    client = Client(f"http://127.0.0.1:{port}", token)
+    data, fmt = archive_of(ROOT / "bots" / folder)
+    times = []
+    for n in range(uploads):
+        start = time.perf_counter()
+        sid = client.submit(f"{folder}-{n}", game, data, fmt)["id"]
+        while (state := client.status(sid)["state"]) not in ("active", "failed"):
+            time.sleep(0.02)
+        if state != "active":
+            raise SystemExit(f"the example bot {folder} failed: {client.status(sid)}")
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def main() -> None:
@@ -126,6 +178,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--baseline", default=BASELINE, help="the git revision of the old server")
+    parser.add_argument("--uploads", type=int, default=3,
+                        help="uploads of each example bot timed to active (0: none)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
         db = args.db or make_db(Path(tmp))
@@ -138,6 +192,12 @@ def main() -> None:
             with serving(old, db) as port:
                 base, old_codes = throughput(port, old_path, args.clients, args.seconds)
             rows.append((label, new_path, new, new_codes, old_path, base, old_codes))
+        uploads = []
+        if args.uploads:
+            with competition(Path(tmp)) as (port, token):
+                uploads = [(folder, game, upload_to_active(port, token, folder, game,
+                                                           args.uploads))
+                           for folder, game in EXAMPLES]
     print(f"{args.clients} clients, {args.seconds:g} s each, loopback; baseline "
           f"{args.baseline[:12]} (http.server)")
     print(f"{'':18} {'new (uvicorn)':>22} {'old (http.server)':>28} {'ratio':>7}")
@@ -145,6 +205,10 @@ def main() -> None:
         print(f"{label:18} {new:9.0f} req/s {new_path:<10.10} {base:9.0f} req/s "
               f"{old_path:<16.16} {new / base if base else float('nan'):6.2f}x"
               f"  (statuses {sorted(new_codes)} / {sorted(old_codes)})")
+    for folder, game, times in uploads:
+        times.sort()
+        print(f"upload to active  {folder} ({game}, {len(times)} uploads): median "
+              f"{times[len(times) // 2]:.2f} s, {times[0]:.2f}-{times[-1]:.2f} s")
 
 
 if __name__ == "__main__":

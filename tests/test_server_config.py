@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from arena.web.config import ConfigError, ServerConfig, load_config, with_overrides
+from arena.web.config import (
+    ConfigError,
+    ServerConfig,
+    load_config,
+    parse_config,
+    with_overrides,
+)
 
 
 def test_a_missing_table_or_key_means_the_default(tmp_path: Path) -> None:
@@ -48,3 +54,18 @@ def test_options_override_the_file_and_are_checked_too() -> None:
     assert config.server.port == 0 and config.server.host == "127.0.0.1"
     with pytest.raises(ConfigError, match=r"\$.server.port"):
         with_overrides(config, port=-1)
+
+
+def test_the_documented_arena_toml_is_a_valid_config_naming_every_field() -> None:
+    """docs/server.md's arena.toml example is read by the server as it is, and names
+    every field there is (a field added without its documentation fails here)."""
+    import tomllib
+
+    import msgspec
+
+    text = Path(__file__).parent.parent.joinpath("docs", "server.md").read_text()
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    raw = tomllib.loads(block)
+    assert parse_config(raw, "docs/server.md").server.submissions is True
+    every = msgspec.to_builtins(ServerConfig())
+    assert {t: sorted(f) for t, f in raw.items()} == {t: sorted(f) for t, f in every.items()}

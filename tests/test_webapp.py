@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
@@ -53,7 +53,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(db: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(with_overrides(ServerConfig(), db=str(db)))) as test_client:
+    with TestClient(create_app(with_overrides(ServerConfig(), database=str(db)))) as test_client:
         yield test_client
 
 
@@ -129,7 +129,7 @@ def test_an_extra_route_renders_a_template_on_base_html(db: Path) -> None:
         return HTMLResponse(render("error.html", status=200, heading="Hello",
                                    message="a page", root="", signed_in="ada <x>"))
 
-    app = create_app(with_overrides(ServerConfig(), db=str(db)),
+    app = create_app(with_overrides(ServerConfig(), database=str(db)),
                      extra_routes=[Route("/hello", hello)])
     with TestClient(app) as test_client:
         response = test_client.get("/hello")
@@ -156,7 +156,7 @@ def _serve(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
 
 def test_serve_reads_its_config_and_options_override_it(db: Path, tmp_path: Path) -> None:
     config = tmp_path / "arena.toml"
-    config.write_text(f'[server]\ndb = "{db}"\nrequest_timeout_s = 3\nmax_connections = 7\n')
+    config.write_text(f'[server]\ndatabase = "{db}"\nrequest_timeout_s = 3\nmax_connections = 7\n')
     process, line = _serve("--config", str(config), "--idle-timeout", "2", cwd=tmp_path)
     try:
         assert f"serving {db} read-only at http://127.0.0.1:" in line, line
@@ -229,3 +229,39 @@ def test_another_methods_body_is_dropped_and_the_connection_serves_on(db: Path) 
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _peer(request: Request) -> Response:
+    client = request.client
+    return PlainTextResponse(client.host if client else "-")
+
+
+@pytest.mark.parametrize(("trusted", "seen"), [
+    (("127.0.0.1", "::1"), "203.0.113.9"),  # a proxy on this machine names the client
+    (("192.0.2.1",), "127.0.0.1"),          # anyone else's X-Forwarded-For is not believed
+])
+def test_only_a_trusted_proxy_names_the_client(db: Path, trusted: tuple[str, ...],
+                                               seen: str) -> None:
+    """The registration limit counts the client's address: behind a reverse proxy that
+    is X-Forwarded-For, believed from ``server.trusted_proxies`` only (docs/server.md)."""
+    import urllib.request
+
+    config = with_overrides(ServerConfig(), database=str(db), trusted_proxies=trusted)
+    app = create_app(config, extra_routes=[Route("/peer", _peer)])
+    server = make_server(config, "127.0.0.1", 0, app=app)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{server.server_address[1]}/peer",
+                                         headers={"X-Forwarded-For": "203.0.113.9"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.read().decode() == seen
+    finally:
+        server.shutdown()
+        server.server_close()
+    thread.join(10)
+
+
+def test_open_registration_needs_submissions(db: Path) -> None:
+    out = arena("serve", "--db", str(db), "--port", "0", "--open-registration")
+    assert out.returncode == 2 and "it needs --submissions" in out.stderr

@@ -45,10 +45,14 @@ def _open(db_path: Path) -> StoreReader:
               help="Seconds a kept-alive connection may wait for its next request.")
 @click.option("--submissions/--no-submissions", default=False, show_default=True,
               help="Accounts, sign-in and uploads (issue 15); off: the public, read-only site.")
+@click.option("--open-registration/--no-open-registration", default=False,
+              show_default=True,
+              help="With --submissions: anyone may make an account on a web form "
+                   "(limited per address an hour: [limits] registrations_per_hour).")
 @click.pass_context
 def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str, port: int,
           max_connections: int, request_timeout: float, idle_timeout: float,
-          submissions: bool) -> None:
+          submissions: bool, open_registration: bool) -> None:
     """Serve the leaderboards, bots, head-to-head tables, tournaments and replays as a
     web site (read-only unless --submissions). The database is opened read-only for
     the pages, so a running tournament can go on writing to it. Slow and idle clients
@@ -56,7 +60,11 @@ def serve(ctx: click.Context, db_path: Path, config_path: Path | None, host: str
     server."""
     config = _config(ctx, config_path, database=str(db_path), host=host, port=port,
                      max_connections=max_connections, request_timeout_s=request_timeout,
-                     idle_timeout_s=idle_timeout, submissions=submissions)
+                     idle_timeout_s=idle_timeout, submissions=submissions,
+                     open_registration=open_registration)
+    if config.server.open_registration and not config.server.submissions:
+        raise click.UsageError("--open-registration makes accounts for submitting bots: "
+                               "it needs --submissions (or submissions = true)")
     _open(config.db_path).close()  # a clear error now for a missing or foreign database
     if config.server.submissions:
         try:  # a key file others may read is refused now, not at the first sign-in

@@ -50,6 +50,9 @@ class ServerSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """The key that signs session cookies; empty: ``DATA_DIR/secret``, made on first run."""
     https: bool = False
     """Behind a TLS proxy: session cookies get ``Secure``."""
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")
+    """Addresses whose ``X-Forwarded-For`` names the client (a reverse proxy on this
+    machine by default); the per-address registration limit counts that client."""
     session_hours: Annotated[float, msgspec.Meta(gt=0, le=24 * 366)] = 24 * 7
     max_connections: Positive = 256
     request_timeout_s: Seconds = 10.0

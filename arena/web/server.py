@@ -326,12 +326,14 @@ class ArenaServer:
     ``server_close`` as before, so it also runs in a thread (the tests, the bench)."""
 
     def __init__(self, app: Starlette, sock: socket.socket, limits: ServeLimits,
-                 cap: int) -> None:
+                 cap: int, trusted_proxies: tuple[str, ...] = ("127.0.0.1", "::1")) -> None:
         self.app = app
         self.sock = sock
         self.guard = Guard(limits, cap)
         self.uvicorn = _Uvicorn(uvicorn.Config(
             app, http="h11", ws="none", lifespan="auto", log_config=None, access_log=False,
+            # Only these peers' X-Forwarded-For is believed (docs/server.md, the proxy).
+            proxy_headers=True, forwarded_allow_ips=list(trusted_proxies),
             timeout_keep_alive=limits.idle_timeout_s,  # type: ignore[arg-type]
             h11_max_incomplete_event_size=HEAD_BYTES, backlog=BACKLOG,
             timeout_graceful_shutdown=2), sock, self.guard)
@@ -386,7 +388,7 @@ def make_server(config: ServerConfig | str | Path, host: str | None = None,
     sock = bind(config.server.host if host is None else host,
                 config.server.port if port is None else port)
     return ArenaServer(app or create_app(config, busy_timeout_s=busy_timeout_s), sock,
-                       limits, cap)
+                       limits, cap, config.server.trusted_proxies)
 
 
 def is_loopback(host: str) -> bool:
