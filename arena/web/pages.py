@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from arena.accounts import bot_owner
 from leaderboard import board
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.chart import Series, line_chart
@@ -32,8 +33,6 @@ from leaderboard.web.data import (
     tournament_results,
     tournaments,
 )
-
-from arena.accounts import bot_owner
 
 from .templating import render
 
