@@ -21,6 +21,7 @@ import selectors
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from . import gate
@@ -144,7 +145,7 @@ def run_build(program: BotProgram, workdir: Path, sandbox: str, limits: Limits,
         finally:
             if root is not None:
                 os.close(root)
-        return moved(program, built)
+        return replace(moved(program, built), build_log=tail.text())
     finally:
         box.kill(proc)
         for pipe in (proc.stdin, proc.stdout, proc.stderr):

@@ -58,6 +58,8 @@ class BotProgram:
     cwd: Path
     protocol: str = "zmq"
     build: tuple[str, ...] = ()
+    build_log: str = ""
+    """The end of a successful build's output (its author reads it; issue 15 §3)."""
 
 
 def safe_name(text: str) -> str:

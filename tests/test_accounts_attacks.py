@@ -21,8 +21,8 @@ from arena.accounts import AuthorExists, AuthorNameError, BotOwned, Registration
 from arena.web import auth
 from leaderboard.store import Store, StoreReader
 
+from .accounts_helpers import make_app, sign_in, visit
 from .helpers import arena
-from .test_accounts_web import make_app, sign_in, visit
 
 
 @pytest.fixture

@@ -63,6 +63,23 @@ def test_disable_enable_token_reset(cli: Invoke, tmp_path: Path) -> None:
     assert accounts.authenticate(StoreReader(db), new) is not None
 
 
+def test_every_author_command_says_it_in_json_too(cli: Invoke, tmp_path: Path) -> None:
+    """``--json`` on every ``arena author`` command (issue 15 §2): the token of ``add``
+    and ``token-reset`` in the object, which is all of stdout."""
+    db = str(tmp_path / "arena.db")
+    made = json.loads(cli("author", "add", "ada", "--db", db, "--json").stdout)
+    assert made["name"] == "ada" and made["admin"] is False
+    assert accounts.authenticate(StoreReader(db), made["token"]) is not None
+    off = json.loads(cli("author", "disable", "ada", "--db", db, "--json").stdout)
+    assert off["name"] == "ada" and off["disabled_at"]
+    on = json.loads(cli("author", "enable", "ada", "--db", db, "--json").stdout)
+    assert on["disabled_at"] is None
+    reset = json.loads(cli("author", "token-reset", "ada", "--db", db, "--json").stdout)
+    assert reset["token"] != made["token"]
+    assert accounts.authenticate(StoreReader(db), made["token"]) is None
+    assert accounts.authenticate(StoreReader(db), reset["token"]) is not None
+
+
 def test_errors_are_clear(cli: Invoke, tmp_path: Path) -> None:
     db = tmp_path / "arena.db"
     bad = cli("author", "add", "-x", "--db", str(db))

@@ -92,6 +92,17 @@ def test_a_failing_build_fails_with_its_log(tmp_path: Path) -> None:
 
 @pytest.mark.sandbox
 @bubblewrap
+def test_a_successful_builds_output_is_kept_for_its_author(tmp_path: Path) -> None:
+    store, config = setup(tmp_path)
+    done = run(store, config, {**GOOD, "bot.toml": f'run = ["bot.py"]\nbuild = '
+                               f'["{sys.executable}", "-c", "print(\'compiled 3 files\')"]\n'})
+    assert done.state == "active", done.error
+    assert done.build_log is not None and done.build_log.startswith("built in ")
+    assert "compiled 3 files" in done.build_log
+
+
+@pytest.mark.sandbox
+@bubblewrap
 def test_a_crashing_bot_fails_the_check_with_its_report_and_stderr(tmp_path: Path) -> None:
     store, config = setup(tmp_path)
     done = run(store, config, {"bot.toml": 'run = ["bot.py"]\n', "bot.py":

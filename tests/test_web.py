@@ -566,7 +566,8 @@ def browser() -> Iterator[Any]:
 
 
 DOCS_SHOTS = {"index", "leaderboard", "bot", "bot-faults", "head-to-head", "tournaments",
-              "tournament", "replay-step", "replay-seat", "phone-replay", "error-404"}
+              "tournament", "replay-step", "replay-seat", "phone-replay", "error-404",
+              "bot-recent", "head-to-head-cell", "tournament-standings", "phone-leaderboard"}
 
 
 def viewport(driver: Any, width: int, height: int) -> None:
@@ -754,6 +755,97 @@ def test_pages_fit_a_phone(browser: Any, base: str, db: Path) -> None:
         shot(browser, "phone-replay")
     finally:
         viewport(browser, 1000, 700)
+
+
+LINES = """
+const [cell] = arguments, walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+const tops = new Set(), range = document.createRange();
+for (let n = walk.nextNode(); n; n = walk.nextNode()) {  // the line boxes of the text
+  range.selectNodeContents(n);
+  for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+}
+range.selectNodeContents(cell);
+return [cell.textContent, tops.size, range.getBoundingClientRect().height,
+        parseFloat(getComputedStyle(cell).lineHeight)];
+"""
+
+
+@browser_test
+def test_short_cells_keep_their_words_at_a_desktop_width(browser: Any, base: str) -> None:
+    """Issue 15 §4: game ids, formats and bot names stay on one line while the page has
+    room: at 1000 px the home page's tournaments showed "dagens-/brott" and "round-/robin"
+    on two lines each."""
+    viewport(browser, 1000, 700)
+    seen: set[str] = set()
+    for path, selector in (("", "#tournaments tbody td:nth-child(-n+3)"),
+                           ("tournaments.html", "#tournaments tbody td:nth-child(-n+3)"),
+                           ("tournament/3.html", "#standings tbody td.name"),
+                           ("bot/first.html", "#recent tbody td.nw")):
+        visit(browser, base + path)
+        cells = browser.find_elements("css selector", selector)
+        assert cells, (path, selector)
+        for cell in cells:
+            text, lines, height, line = browser.execute_script(LINES, cell)
+            assert lines == 1 and height < 1.5 * line, (path, text, lines, height, line)
+            seen.add(text)
+    assert {"dagens-brott", "stand-and-deliver", "round-robin"} <= seen
+    assert browser.execute_script(
+        "return document.scrollingElement.scrollWidth <= window.innerWidth")
+
+
+@browser_test
+def test_a_leaderboard_on_a_phone_shows_rank_bot_and_rating(browser: Any, base: str,
+                                                            db: Path) -> None:
+    """Issue 15 §4: at 390 px the rank, the bot and mu − 3σ are on the screen without any
+    sideways scrolling (the page's or the table's); the other columns are hidden."""
+    rows = json.loads(arena("leaderboard", "stop-me", "--json", "--db", str(db)).stdout)
+    viewport(browser, 390, 844)
+    try:
+        visit(browser, base + "leaderboard/stop-me.html")
+        fit = browser.execute_script(
+            "const box = document.querySelector('#leaderboard').parentElement;"
+            "return [document.scrollingElement.scrollWidth, window.innerWidth,"
+            " box.scrollWidth, box.clientWidth]")
+        assert fit[0] <= fit[1] and fit[2] <= fit[3], fit
+        shown = browser.execute_script(
+            "const w = window.innerWidth;"
+            "return [...document.querySelectorAll('#leaderboard tbody tr')].map(r => {"
+            " const on = [...r.cells].filter(c => getComputedStyle(c).display !== 'none');"
+            " return [on.length, ...[0, 1, 5].map(i => { const b ="
+            "  r.cells[i].getBoundingClientRect(); return b.width > 0 && b.left >= 0 &&"
+            "  b.right <= w; }), r.cells[0].textContent, r.cells[1].textContent,"
+            " r.cells[5].textContent]; })")
+        assert shown == [[3, True, True, True, str(i), r["bot"], f"{r['conservative']:.2f}"]
+                         for i, r in enumerate(rows["leaderboard"], 1)]
+        shot(browser, "phone-leaderboard")
+    finally:
+        viewport(browser, 1000, 700)
+
+
+@browser_test
+def test_new_pages_in_the_browser(browser: Any, base: str, db: Path) -> None:
+    """A head-to-head cell leads to its games, each with its replay; the tournament's
+    standings, a bot's recent games with its opponents (screenshots for docs/web.md)."""
+    visit(browser, base + "head-to-head/stop-me.html")
+    cell = browser.find_element("css selector", '#head-to-head td[data-a="random@1"]'
+                                                 '[data-b="faulty@1"] a')
+    games = int(cell.find_element("xpath", "..").get_attribute("data-games"))
+    cell.click()
+    assert browser.title.startswith("random@1 and faulty@1 in stop-me")
+    listed = browser.find_elements("css selector", "#pair-games tbody tr")
+    assert len(listed) == games == 9
+    shot(browser, "head-to-head-cell")
+    listed[0].find_element("css selector", 'a[href^="../../replay/"]').click()
+    assert browser.title.startswith("Replay ")
+    visit(browser, base + "tournament/1.html")
+    browser.execute_script("document.getElementById('standings').scrollIntoView();"
+                           "window.scrollBy(0, -120)")
+    shot(browser, "tournament-standings")
+    visit(browser, base + "bot/first.html")
+    recent = browser.find_element("id", "recent")
+    assert recent.find_elements("css selector", "span.opponent a")
+    browser.execute_script("arguments[0].scrollIntoView(); window.scrollBy(0, -110)", recent)
+    shot(browser, "bot-recent")
 
 
 @browser_test

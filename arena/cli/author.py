@@ -3,6 +3,7 @@
 ``add`` and ``token-reset`` print the new API token once, alone on a line of stdout
 (so ``TOKEN=$(arena author add ada)`` keeps it), and say on stderr that it will not be
 shown again: only its SHA-256 is stored. A token is never a command-line argument.
+Every command takes ``--json`` (the token then in the object's ``token``).
 """
 
 from __future__ import annotations
@@ -49,11 +50,14 @@ def _plain(name: str) -> str:
     return printable(name).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def _show_token(author: Author, token: str, what: str) -> None:
+def _show_token(author: Author, token: str, what: str, as_json: bool) -> None:
     click.echo(f"{what} {author.name!r}{' (admin)' if author.admin else ''}; its API token "
                f"follows on stdout and will not be shown again (only its hash is kept)",
                err=True)
-    click.echo(token)
+    if as_json:
+        echo_json({"name": author.name, "admin": author.admin, "token": token})
+    else:
+        click.echo(token)
 
 
 @click.group()
@@ -67,7 +71,8 @@ def author() -> None:
               help="The organiser's account: may add versions to any bot and see every "
                    "submission.")
 @db_option
-def author_add(name: str, admin: bool, db_path: Path) -> None:
+@json_option
+def author_add(name: str, admin: bool, db_path: Path, as_json: bool) -> None:
     """Make an account for author NAME and print its API token, once.
 
     NAME is 1 to 40 letters, digits, '_', '.' or '-', beginning with a letter or a
@@ -78,7 +83,7 @@ def author_add(name: str, admin: bool, db_path: Path) -> None:
         raise click.BadParameter(str(err), param_hint="NAME") from None
     with _accounts(db_path, create=True) as store:
         made, token = accounts.add_author(store, name, admin=admin)
-    _show_token(made, token, "added author")
+    _show_token(made, token, "added author", as_json)
 
 
 @author.command("list")
@@ -121,30 +126,39 @@ def author_show(name: str, db_path: Path, as_json: bool) -> None:
 @author.command("disable")
 @click.argument("name")
 @db_option
-def author_disable(name: str, db_path: Path) -> None:
+@json_option
+def author_disable(name: str, db_path: Path, as_json: bool) -> None:
     """Disable author NAME: the token stops working and every session ends. Their bots
     and results stay."""
     with _accounts(db_path) as store:
         done = accounts.disable(store, name)
+        if as_json:
+            echo_json(_record(store, done))
+            return
     click.echo(f"disabled author {done.name} at {done.disabled_at}; every session ended")
 
 
 @author.command("enable")
 @click.argument("name")
 @db_option
-def author_enable(name: str, db_path: Path) -> None:
+@json_option
+def author_enable(name: str, db_path: Path, as_json: bool) -> None:
     """Enable author NAME again, with the token they had."""
     with _accounts(db_path) as store:
         done = accounts.enable(store, name)
+        if as_json:
+            echo_json(_record(store, done))
+            return
     click.echo(f"enabled author {done.name}")
 
 
 @author.command("token-reset")
 @click.argument("name")
 @db_option
-def author_token_reset(name: str, db_path: Path) -> None:
+@json_option
+def author_token_reset(name: str, db_path: Path, as_json: bool) -> None:
     """Give author NAME a new API token and print it, once: the old token stops
     working and every session ends."""
     with _accounts(db_path) as store:
         done, token = accounts.reset_token(store, name)
-    _show_token(done, token, "new token for author")
+    _show_token(done, token, "new token for author", as_json)

@@ -223,13 +223,16 @@ class Pipeline:
         build.mkdir()
         limit = self.jobs.log_kb << 10
         try:
-            build_program(program, build, self.jobs.sandbox, None,
-                          timeout_s=self.jobs.build_timeout_s)
+            built = build_program(program, build, self.jobs.sandbox, None,
+                                  timeout_s=self.jobs.build_timeout_s)
         except (BotSpecError, RefereeError) as err:
             raise JobFailed(f"the build failed: {str(err).partition(chr(10))[0]}",
                             build_log=tail(str(err), limit)) from None
-        return (f"built in {time.monotonic() - started:.1f} s "
-                f"({' '.join(program.build)!r}; its output is kept when it fails)")
+        return tail(f"built in {time.monotonic() - started:.1f} s "
+                    f"({' '.join(program.build)!r}); its output:\n{built.build_log}"
+                    if built.build_log.strip() else
+                    f"built in {time.monotonic() - started:.1f} s "
+                    f"({' '.join(program.build)!r}), with no output", limit)
 
     def _check(self, row: SubmissionRow, root: Path) -> dict[str, Any]:
         """``arena bot check --json`` in its own session, killed whole at the limit."""

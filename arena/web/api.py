@@ -37,6 +37,7 @@ from leaderboard.store.rows import Author
 from leaderboard.web.author_data import LOG_CHARS, author_bots, bot_logs
 from leaderboard.web.data import PageError
 from referee.errors import BotSpecError
+from referee.games.errors import ConfigError as GameConfigError
 
 from .auth import AuthError, api_author
 from .config import ConfigError, ServerConfig
@@ -143,14 +144,20 @@ def _names(reader: StoreReader, author: Author) -> list[str]:
 async def bots(request: Request) -> Response:
     """``GET /api/v1/bots``: my bots, each with its versions and its submissions."""
     author = await run_in_threadpool(api_author, request)
+    return JSONResponse({"bots": await _read(request, bots_of, author)})
 
-    def mine(reader: StoreReader) -> list[dict[str, Any]]:
-        listed = author_bots(reader, _names(reader, author))
-        for bot in listed:
-            bot["submissions"] = [submission_json(s)
-                                  for s in reader.submissions_of_bot(bot["name"], 50)]
-        return listed
-    return JSONResponse({"bots": await _read(request, mine)})
+
+def bots_of(reader: StoreReader, author: Author,
+            names: list[str] | None = None) -> list[dict[str, Any]]:
+    """The author's bots (or those of ``names`` among them), each with its versions
+    (:func:`~leaderboard.web.author_data.author_bots`) and its newest 50 submissions as
+    the API shows them: ``GET /api/v1/bots`` and the author's pages alike."""
+    owned = _names(reader, author)
+    listed = author_bots(reader, owned if names is None else [n for n in names if n in owned])
+    for bot in listed:
+        bot["submissions"] = [submission_json(s)
+                              for s in reader.submissions_of_bot(bot["name"], 50)]
+    return listed
 
 
 async def logs(request: Request) -> Response:
@@ -187,13 +194,19 @@ async def archive(request: Request) -> Response:
                 return row
         raise _not_found(f"bot {name[:80]!r} has no submitted version {version}")
     row = await _read(request, find)
-    path: Path = archive_path(_config(request), row.archive_sha256)
+    return archive_file(_config(request), row, f"bot-v{version}")
+
+
+def archive_file(config: ServerConfig, row: Any, stem: str) -> Response:
+    """The stored archive of submission ``row`` as a download named ``stem.SUFFIX``;
+    410 when the data folder no longer has it."""
+    path: Path = archive_path(config, row.archive_sha256)
     if not path.is_file():
-        raise ApiError(410, "archive-gone", f"the archive of {name[:80]!r} version "
-                                            f"{version} is no longer kept")
+        raise ApiError(410, "archive-gone", f"the archive of {row.bot_name[:80]!r} "
+                                            f"(submission {row.id}) is no longer kept")
     suffix = {"tar.gz": "tar.gz", "tar": "tar", "zip": "zip"}.get(row.archive_format, "bin")
     return FileResponse(path, media_type="application/octet-stream",
-                        filename=f"bot-v{version}.{suffix}")
+                        filename=f"{stem}.{suffix}")
 
 
 async def submit(request: Request) -> Response:
@@ -211,31 +224,49 @@ async def submit(request: Request) -> Response:
                        f"the upload is {int(declared)} bytes; at most "
                        f"{config.uploads.max_compressed_bytes} bytes are taken")
     fmt = format_of(request.headers.get("content-type"))
-    claim = _claim(config)
+    claim = claim_for(config)
     try:
         row = await accept_async(config, author, name, game, request.stream(), fmt, claim)
-    except ArchiveError as err:
-        status = 413 if err.rule == "archive-compressed-size" else 400
-        raise ApiError(status, err.rule, str(err)) from None
-    except SubmissionLimitError as err:
-        status = 409 if err.limit == "in-flight" else 429
-        raise ApiError(status, f"limit-{err.limit}", str(err)) from None
-    except accounts.BotLimitReached as err:
-        raise ApiError(429, "limit-bots-per-author", str(err)) from None
-    except accounts.BotOwned as err:
-        raise ApiError(403, "bot-owned", str(err)) from None
-    except (BotSpecError, ConfigError) as err:
-        raise ApiError(400, "bad-request", str(err)) from None
-    except StoreBusyError:
-        raise ApiError(503, "busy", "the database is busy; try again in a moment") from None
-    pipeline = getattr(request.app.state, "pipeline", None)
-    if pipeline is not None:
-        pipeline.wake()
+    except REFUSALS as err:
+        raise refusal(err) from None
+    wake_pipeline(request)
     return JSONResponse(submission_json(row), 202,
                         headers={"Location": f"/api/v1/submissions/{row.id}"})
 
 
-def _claim(config: ServerConfig) -> Callable[[Store, Any, str], object]:
+REFUSALS = (ArchiveError, SubmissionLimitError, accounts.BotLimitReached,
+            accounts.BotOwned, accounts.BotNameError, BotSpecError, ConfigError,
+            GameConfigError, StoreBusyError)
+"""What accepting a submission may refuse it with (:func:`refusal` says how)."""
+
+
+def refusal(err: Exception) -> ApiError:
+    """A submission's refusal as the API's error (status, rule code, message), for the
+    API and the upload form alike (issue 15 §3: each refusal names its rule)."""
+    if isinstance(err, ArchiveError):
+        return ApiError(413 if err.rule == "archive-compressed-size" else 400, err.rule,
+                        str(err))
+    if isinstance(err, SubmissionLimitError):
+        return ApiError(409 if err.limit == "in-flight" else 429, f"limit-{err.limit}",
+                        str(err))
+    if isinstance(err, accounts.BotLimitReached):
+        return ApiError(429, "limit-bots-per-author", str(err))
+    if isinstance(err, accounts.BotOwned):
+        return ApiError(403, "bot-owned", str(err))
+    if isinstance(err, StoreBusyError):
+        return ApiError(503, "busy", "the database is busy; try again in a moment")
+    return ApiError(400, "bad-request", str(err))
+
+
+def wake_pipeline(request: Request) -> None:
+    """A submission was received: the app's pipeline, if it runs one, looks now."""
+    pipeline = getattr(request.app.state, "pipeline", None)
+    if pipeline is not None:
+        pipeline.wake()
+
+
+def claim_for(config: ServerConfig) -> Callable[[Store, Any, str], object]:
+    """The accounts' claim of a bot name, with the server's limit of bots per author."""
     def claim(store: Store, author: Any, name: str) -> object:
         return accounts.claim_bot(store, author, name,
                                   max_bots=config.limits.bots_per_author)
@@ -248,22 +279,26 @@ async def admin_action(request: Request) -> Response:
     if not author.admin:
         raise ApiError(403, "admin-only", "this needs an admin token")
     kind, name, action = (request.path_params[k] for k in ("kind", "name", "action"))
+    return JSONResponse(await _write(request, admin_change, kind, name, action))
+
+
+def admin_change(store: Store, kind: str, name: str, action: str) -> dict[str, Any]:
+    """The organiser's disable or enable of an author or a bot (``kind`` authors|bots,
+    ``action`` disable|enable), for the API and the admin page alike; ApiError 404 for
+    an unknown one, 409 for one already so."""
     if kind not in ("authors", "bots") or action not in ("disable", "enable"):
         raise _not_found(f"no admin action {kind[:20]!r}/{action[:20]!r}: it is "
                          "authors|bots/NAME/disable|enable")
-
-    def act(store: Store) -> dict[str, Any]:
-        try:
-            if kind == "authors":
-                changed = (accounts.disable if action == "disable" else accounts.enable)(
-                    store, name)
-                return _author_json(changed)
-            return _bot_action(store, name, action)
-        except accounts.UnknownAuthor:
-            raise _not_found(f"no author named {name[:80]!r}") from None
-        except accounts.AccountError as err:
-            raise ApiError(409, "unchanged", str(err)) from None
-    return JSONResponse(await _write(request, act))
+    try:
+        if kind == "authors":
+            changed = (accounts.disable if action == "disable" else accounts.enable)(
+                store, name)
+            return _author_json(changed)
+        return _bot_action(store, name, action)
+    except accounts.UnknownAuthor:
+        raise _not_found(f"no author named {name[:80]!r}") from None
+    except accounts.AccountError as err:
+        raise ApiError(409, "unchanged", str(err)) from None
 
 
 def _bot_action(store: Store, name: str, action: str) -> dict[str, Any]:

@@ -92,8 +92,10 @@ def segments_of(raw_path: bytes) -> list[str] | None:
     return segments
 
 
-def _build(db_path: Path, busy_timeout_s: float, segments: list[str]) -> tuple[int, str]:
-    """(status, HTML) of one page, over a read-only store opened for it (in a thread)."""
+def _build(db_path: Path, busy_timeout_s: float, segments: list[str],
+           spectator: bool = False) -> tuple[int, str]:
+    """(status, HTML) of one page, over a read-only store opened for it (in a thread);
+    ``spectator``: submissions are on, so the pages hide every author's output (§4)."""
     try:
         store = StoreReader(db_path, busy_timeout_s)
     except StoreError as err:
@@ -102,7 +104,7 @@ def _build(db_path: Path, busy_timeout_s: float, segments: list[str]) -> tuple[i
                    else f"The database cannot be read now: {err}")
         return 503, error_page(503, message, root_of(segments))
     try:
-        return render(store, segments)
+        return render(store, segments, spectator=spectator)
     finally:
         store.close()
 
@@ -135,7 +137,8 @@ async def site_page(request: Request) -> Response:
                              head=request.method == "HEAD")
     try:
         status, body = await run_in_threadpool(_build, app_state.db_path,
-                                                  app_state.busy_timeout_s, segments)
+                                                  app_state.busy_timeout_s, segments,
+                                                  app_state.config.server.submissions)
     finally:
         slots.release()
     return page_response(status, body, head=request.method == "HEAD")

@@ -19,17 +19,19 @@ from starlette.routing import BaseRoute
 from arena.submissions.accept import sweep_incoming
 from arena.submissions.pipeline import Pipeline
 
-from . import api
+from . import account_pages, admin_pages, api, author_pages
 from .app import create_app
 from .auth import load_secret
 from .config import ServerConfig
+from .forms import AccountNav
 
 log = logging.getLogger(__name__)
 
 
 def competition_routes() -> list[BaseRoute]:
     """Every route the competition server adds to the public site."""
-    return [*api.routes()]
+    return [*api.routes(), *account_pages.routes(), *author_pages.routes(),
+            *admin_pages.routes()]
 
 
 def competition_app(config: ServerConfig, *, pipeline: bool = True) -> Starlette:
@@ -37,6 +39,7 @@ def competition_app(config: ServerConfig, *, pipeline: bool = True) -> Starlette
     ``pipeline=False`` leaves received jobs for another process (tests, a second
     server on one database: one pipeline per database)."""
     app = create_app(config, extra_routes=competition_routes())
+    app.add_middleware(AccountNav)
     for error, handler in api.EXCEPTION_HANDLERS.items():
         app.add_exception_handler(error, handler)
 

@@ -5,6 +5,10 @@ and the store's named reads), turns them into a template's context and renders i
 (404 for an unknown game, bot or tournament). No HTML here (issue 15 §1).
 
 The replay page needs the game engines: :mod:`arena.web.replay`.
+
+``spectator=True`` is the public side of a server with submissions (issue 15 §4): the
+pages then show no author's logs and no fault causes (the referee's fault log quotes
+what a bot sent), only the counts.
 """
 
 from __future__ import annotations
@@ -13,15 +17,20 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from arena.accounts import bot_owner
 from leaderboard import board
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.chart import Series, line_chart
 from leaderboard.web.data import (
     boards,
-    head_to_head,
+    head_to_head_table,
     not_found,
+    pair_games,
+    parse_cell,
     rating_history,
+    recent_games,
     require_board,
+    tournament_results,
     tournaments,
 )
 
@@ -43,11 +52,17 @@ def error_page(status: int, message: str, root: str = "", games: Sequence[str] =
                   message=message, root=root, games=list(games))
 
 
+def owners(store: StoreReader) -> dict[str, str]:
+    """Every owned bot name with its author's name: public pages say who owns each bot
+    (issue 15 §4); empty for a database without accounts."""
+    return store.bot_owners()
+
+
 def index_page(store: StoreReader) -> str:
     """The start page: every leaderboard's top five, the bots, the latest tournaments."""
     games = boards(store)
     cards = [{"game": g, "rows": board.standings(store, g)[:5]} for g in games]
-    return render("index.html", root="", games=games, cards=cards,
+    return render("index.html", root="", games=games, cards=cards, owners=owners(store),
                   bots=store.bot_name_summaries(), recent=as_dicts(tournaments(store)[:5]))
 
 
@@ -57,27 +72,36 @@ def leaderboard_page(store: StoreReader, game: str) -> str:
     env = {k: getattr(state, k) for k in ("mu", "sigma", "beta", "tau", "draw_probability")}
     return render("leaderboard.html", root=UP, games=boards(store), game=game,
                   rated_games=state.rated_games, rows=board.standings(store, game),
+                  owners=owners(store),
                   environment=", ".join(f"{k}={v:g}" for k, v in env.items()))
 
 
 def head_to_head_page(store: StoreReader, game: str) -> str:
-    """How often each bot version finished strictly ahead of each other one, in ``game``."""
-    require_board(store, game)
-    players, pairs = head_to_head(store, game)
-    labels = [f"{p.name}@{p.version}" for p in players]
+    """How often each bot version finished strictly ahead of each other one, in ``game``;
+    each cell links the page of its games (:func:`pair_page`, issue 15 §4)."""
+    table = head_to_head_table(store, game)
+    players = table["players"]
     grid = []
-    for a, a_label in zip(players, labels, strict=True):
+    for row in table["rows"]:
         cells: list[dict[str, Any]] = []
-        for b, b_label in zip(players, labels, strict=True):
-            ahead, count = pairs.get((a.id, b.id), (0, 0))
-            cells.append({"self": a.id == b.id, "ahead": ahead, "games": count,
-                          "label": b_label,
-                          "share": round(100 * ahead / count) if count else 0})
-        grid.append({"name": a.name, "label": a_label, "cells": cells})
+        for p, c in zip(players, row["cells"], strict=True):
+            count = c["games"] if c else 0
+            cells.append({"self": p["id"] == row["player"]["id"], "games": count,
+                          "ahead": c["ahead"] if c else 0, "label": p["label"],
+                          "key": c["key"] if c else "",
+                          "share": round(100 * c["ahead"] / count) if c else 0})
+        grid.append({"name": row["player"]["name"], "label": row["player"]["label"],
+                     "cells": cells})
     return render("head_to_head.html", root=UP, games=boards(store), game=game,
-                  players=[{"name": p.name, "label": n} for p, n in zip(players, labels,
-                                                                         strict=True)],
-                  grid=grid)
+                  players=players, grid=grid)
+
+
+def pair_page(store: StoreReader, game: str, key: str) -> str:
+    """The games behind one head-to-head cell (``head-to-head/GAME/A-B.html``: row bot
+    version A, column B), newest first, each with its replay (issue 15 §4)."""
+    a, b = parse_cell(key)
+    return render("pair.html", root=UP + UP, games=boards(store),
+                  pair=pair_games(store, game, a, b))
 
 
 def _ratings(store: StoreReader, name: str, ids: list[int]) -> list[dict[str, Any]]:
@@ -103,21 +127,27 @@ def _ratings(store: StoreReader, name: str, ids: list[int]) -> list[dict[str, An
     return out
 
 
-def bot_page(store: StoreReader, name: str) -> str:
-    """A bot: its versions, rating history per game, results by seat, faults, logs, recent
-    games."""
+def bot_page(store: StoreReader, name: str, *, spectator: bool = False) -> str:
+    """A bot: its owner, versions, rating history per game, results by seat, faults, logs,
+    recent games with the opponents. For a ``spectator`` (submissions on) neither the
+    logs nor the fault causes: another author's output is theirs alone (issue 15 §4)."""
     versions = as_dicts(store.bot_versions(name))
     if not versions:
         raise not_found(f"There is no bot named {name!r}.")
     ids = [v["id"] for v in versions]
     faults = as_dicts(store.bot_faults(ids))
+    if spectator:
+        for fault in faults:
+            fault["fault_log"] = []
     # The bot's captured output (stderr, capped at 64 KiB per match), newest first; None
-    # for a database from before schema 3.
-    logs = store.bot_log_entries(ids, FAULT_ROWS)
+    # for a database from before schema 3, or for a spectator.
+    logs = None if spectator else store.bot_log_entries(ids, FAULT_ROWS)
+    owner = bot_owner(store, name)
     return render("bot.html", root=UP, games=boards(store), name=name, versions=versions,
                   ratings=_ratings(store, name, ids), by_seat=as_dicts(store.seat_records(ids)),
                   faults=faults[:FAULT_ROWS], faults_total=len(faults), logs=logs,
-                  recent=as_dicts(store.bot_games(ids, RECENT_ROWS)))
+                  owner=None if owner is None else owner.name, spectator=spectator,
+                  recent=recent_games(store, name, RECENT_ROWS))
 
 
 def tournaments_page(store: StoreReader) -> str:
@@ -133,9 +163,10 @@ def tournament_page(store: StoreReader, tournament_id: int) -> str:
         raise not_found(f"There is no tournament with id {tournament_id}.")
     t = asdict(found)
     stored = store.played(tournament_id)
+    # Standings sorted by result and the crosstable in their order (issue 15 §4).
+    results = tournament_results(store, tournament_id)
     return render("tournament.html", root=UP, games=boards(store), t=t,
                   clocks=t["settings"].get("clocks", {}), played=stored.games,
-                  void=stored.void,
-                  # The one entrants summary (issue 14 §1), shown as `arena tournament show`.
-                  entrants=as_dicts(store.entrant_results(tournament_id)),
+                  void=stored.void, standings=results["standings"],
+                  crosstable=results["crosstable"], tie_rule=results["tie_rule"],
                   games_played=as_dicts(store.tournament_games(tournament_id, GAME_ROWS)))

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.data import boards, not_found
 from referee.games import GAMES
-from referee.history import History, visible
+from referee.history import History, public_view, visible
 
 from .templating import render
 
@@ -145,8 +145,13 @@ def replay_file(game_id: int, seat: int | None) -> str:
     return f"{game_id}" if seat is None else f"{game_id}-seat{seat}"
 
 
-def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
-    """The replay viewer page of one perspective (templates/replay.html)."""
+def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None, *,
+                root: str = UP, perspectives: bool = True,
+                signed_in: str | None = None) -> str:
+    """The replay viewer page of one perspective (templates/replay.html). ``root`` is
+    the path to the site's root; ``perspectives=False`` leaves out the links to the
+    other views (an author's seat replay, issue 15 §4: only their own seat's), and
+    ``signed_in`` names the author in the navigation."""
     row, seats = rebuilt.row, rebuilt.seats
     if seat is not None and not 0 <= seat < len(seats):
         raise not_found(f"Game {row['id']} has seats 0 to {len(seats) - 1}; there is no "
@@ -161,7 +166,31 @@ def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None) -> str:
     # how many decisions others had.
     about = (f"seed {row['seed']}, {len(rebuilt.moves)} steps" if seat is None
              else f"{len(data['steps']) - 1} positions of its own")
-    return render("replay.html", root=UP, games=boards(store), gid=gid, row=row, seat=seat,
+    files = [replay_file(gid, None)] + [replay_file(gid, s["seat"]) for s in seats]
+    return render("replay.html", root=root, games=boards(store), gid=gid, row=row, seat=seat,
                   seats=seats, notes=rebuilt.notes, who=who, about=about,
-                  files=[replay_file(gid, None)] + [replay_file(gid, s["seat"]) for s in seats],
+                  files=files if perspectives else [], signed_in=signed_in,
                   data_json=Markup(_json_for_script(data)))
+
+
+def _fields(event: Mapping[str, Any]) -> str:
+    """An event's fields but its type, as ``key=JSON`` (escaped by the template)."""
+    return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.items()
+                     if k != "type")
+
+
+def public_replay_page(store: StoreReader, row: dict[str, Any]) -> str:
+    """A game as a spectator may see it, for the public side of a server with submissions
+    (issue 15 §4, templates/replay_public.html): the seats' results and the public
+    events (:func:`referee.history.public_view`), no seat's view, no hidden card, no
+    seed, no moves, and no count of any seat's decisions (RULES.md C3)."""
+    seats = row["seat_rows"]
+    history = History.load({"game": row["game"], "players": len(seats), "seed": row["seed"],
+                            "options": json.loads(row["options"]),
+                            "events": json.loads(row["events"]) if row["events"] else None})
+    public = public_view(history)
+    return render("replay_public.html", root=UP, games=boards(store), gid=row["id"], row=row,
+                  seats=seats, result=public.result and {k: json.dumps(v, ensure_ascii=False)
+                                                         for k, v in public.result.items()},
+                  events=[{"type": e.get("type", ""), "fields": _fields(e)}
+                          for e in public.events])

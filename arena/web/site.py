@@ -7,11 +7,18 @@ from files)::
     tournaments.html             every tournament with its progress
     leaderboard/GAME.html        one game's leaderboard
     head-to-head/GAME.html       who finishes ahead of whom in one game
+    head-to-head/GAME/A-B.html   the games of one cell: bot versions A and B (ids)
     bot/NAME.html                a bot: versions, rating history, seats, faults
     tournament/ID.html           one tournament and its games (served: also
                                  tournament/NAME.html)
     replay/ID.html               a game's replay from the full view
     replay/ID-seatN.html         the same game from seat N's view
+
+With submissions on (``spectator``: the public side of the competition server,
+issue 15 §4) the bot pages show no logs or fault causes, ``replay/ID.html`` is the
+spectator's public view of the game (its public events and result), and the full
+and seat views are served to nobody here (404): an author sees their own seat's
+view on their own pages.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pathlib import Path
 
 from leaderboard.store import StoreBusyError, StoreError, StoreReader
 from leaderboard.web import PageError, bad_request, not_found
-from leaderboard.web.data import boards
+from leaderboard.web.data import boards, head_to_head_table
 from leaderboard.web.paths import page_key_matches, page_path
 
 from .pages import (
@@ -33,10 +40,11 @@ from .pages import (
     head_to_head_page,
     index_page,
     leaderboard_page,
+    pair_page,
     tournament_page,
     tournaments_page,
 )
-from .replay import load, rebuild, replay_file, replay_page
+from .replay import load, public_replay_page, rebuild, replay_file, replay_page
 from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX, for_files
 
 log = logging.getLogger(__name__)
@@ -50,12 +58,17 @@ def root_of(segments: list[str]) -> str:
     return "../" * max(0, len(segments) - 1)
 
 
-def _replay(store: StoreReader, key: str) -> str:
+def _replay(store: StoreReader, key: str, spectator: bool) -> str:
     match = _REPLAY.fullmatch(key)
     if not match:
         raise bad_request(f"{key!r} is not a replay: replays are named by game id, as "
                           "replay/12.html, or replay/12-seat0.html for one seat's view.")
     game_id, seat = int(match[1]), None if match[2] is None else int(match[2])
+    if spectator:  # issue 15 §4: no seat's view and no full view on the public side
+        if seat is not None:
+            raise not_found(f"There is no public page of game {game_id} from a seat: a "
+                            "seat's view is shown only to its bot's author, signed in.")
+        return public_replay_page(store, load(store, game_id))
     row = load(store, game_id)
     if seat is not None and seat >= len(row["seat_rows"]):
         raise not_found(f"Game {game_id} has seats 0 to {len(row['seat_rows']) - 1}; there is "
@@ -63,7 +76,7 @@ def _replay(store: StoreReader, key: str) -> str:
     return replay_page(store, rebuild(row, [seat]), seat)
 
 
-def _tournament(store: StoreReader, key: str) -> str:
+def _tournament(store: StoreReader, key: str, spectator: bool) -> str:
     """A tournament's page by its id or, served, by its name (issue 13 B6: the names
     `arena tournament list` shows work here too; a name is never all digits)."""
     if _NUMBER.fullmatch(key):
@@ -75,41 +88,51 @@ def _tournament(store: StoreReader, key: str) -> str:
     return tournament_page(store, found)
 
 
-def _bot(store: StoreReader, key: str) -> str:
+def _bot(store: StoreReader, key: str, spectator: bool) -> str:
     """A bot's page by its file name: the bot's name, or page_path's shortening of a long one."""
     if "@" in key:  # bot names hold no "@": the shortened file name of a long name (page_path)
         for name in store.bot_names():
             if page_key_matches("bot", name, key):
-                return bot_page(store, name)
-    return bot_page(store, key)
+                return bot_page(store, name, spectator=spectator)
+    return bot_page(store, key, spectator=spectator)
 
 
-_PAGES: dict[str, Callable[[StoreReader, str], str]] = {
-    "leaderboard": leaderboard_page,
-    "head-to-head": head_to_head_page,
+_PAGES: dict[str, Callable[[StoreReader, str, bool], str]] = {
+    "leaderboard": lambda store, key, _: leaderboard_page(store, key),
+    "head-to-head": lambda store, key, _: head_to_head_page(store, key),
     "bot": _bot,
     "tournament": _tournament,
     "replay": _replay,
 }
 
 
-def page_for(store: StoreReader, segments: list[str]) -> str:
-    """The page at a path (its decoded segments), or PageError."""
+def _page_key(segment: str) -> str | None:
+    """A page's key from its file name (``stop-me.html``: ``stop-me``), or None."""
+    return segment[:-5] if segment.endswith(".html") and len(segment) > 5 else None
+
+
+def page_for(store: StoreReader, segments: list[str], *, spectator: bool = False) -> str:
+    """The page at a path (its decoded segments), or PageError; ``spectator``: the public
+    side of a server with submissions (see the module's docstring)."""
     if segments in ([], [""], ["index.html"]):
         return index_page(store)
     if segments == ["tournaments.html"]:
         return tournaments_page(store)
-    if len(segments) == 2 and segments[0] in _PAGES and segments[1].endswith(".html") \
-            and len(segments[1]) > 5:
-        return _PAGES[segments[0]](store, segments[1][:-5])
+    if len(segments) == 2 and segments[0] in _PAGES and (key := _page_key(segments[1])):
+        return _PAGES[segments[0]](store, key, spectator)
+    if len(segments) == 3 and segments[0] == "head-to-head" and segments[1] \
+            and (key := _page_key(segments[2])):
+        return pair_page(store, segments[1], key)
     raise not_found("There is no page at this address; the start page links every page.")
 
 
-def render(store: StoreReader, segments: list[str]) -> tuple[int, str]:
-    """(HTTP status, HTML) for a path: the page, or a clear error page, never a traceback."""
+def render(store: StoreReader, segments: list[str], *,
+           spectator: bool = False) -> tuple[int, str]:
+    """(HTTP status, HTML) for a path: the page, or a clear error page, never a traceback.
+    ``spectator``: the public side of a server with submissions (no author's output)."""
     root = root_of(segments)
     try:
-        return 200, page_for(store, segments)
+        return 200, page_for(store, segments, spectator=spectator)
     except PageError as err:
         return err.status, error_page(err.status, err.message, root, _games(store))
     except StoreBusyError:
@@ -162,6 +185,10 @@ def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | Non
     for game in boards(store):
         write(f"leaderboard/{game}.html", leaderboard_page(store, game))
         write(f"head-to-head/{game}.html", head_to_head_page(store, game))
+        for row in head_to_head_table(store, game)["rows"]:  # each cell's games (§4)
+            for cell in (c for c in row["cells"] if c):
+                write(f"head-to-head/{game}/{cell['key']}.html",
+                      pair_page(store, game, cell["key"]))
     for name in store.bot_names():
         write("/".join(page_path("bot", name)), bot_page(store, name))
     for tid in store.tournament_ids():

@@ -106,11 +106,19 @@ def environment() -> Environment:
     return env
 
 
+ACCOUNT_NAV: ContextVar[str | None] = ContextVar("arena_account_nav", default=None)
+"""The public pages' account link on the competition server (issue 15 §2): ``"signin"``
+or, with a session cookie, ``"me"``; None (a read-only server, the export): none.
+Set per request by :class:`arena.web.forms.AccountNav`."""
+
+
 def render(template: str, **context: Any) -> str:
     """Render ``template`` (a file in arena/web/templates) with ``context``. Every page
     template extends ``base.html``, which needs ``root`` (the relative path from the page
     to the site root: ``""`` or ``"../"``), ``games`` (the navigation's leaderboards) and
-    takes an optional ``signed_in`` (an author's name, shown in the navigation)."""
+    takes an optional ``signed_in`` (an author's name, shown in the navigation) or
+    ``sign_in_link`` (a link to sign in, or ``"me"``: to the author's pages)."""
     context.setdefault("signed_in", None)
+    context.setdefault("sign_in_link", ACCOUNT_NAV.get())
     context.setdefault("games", [])
     return environment().get_template(template).render(**context)
