@@ -41,7 +41,6 @@ pytestmark = [
     pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
                        reason="chromium and chromium-driver are not installed"),
 ]
-pytest.importorskip("arena.web.author_pages", reason="the author pages are not in this tree")
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from tests.server_helpers import (
 )
 
 pytestmark = pytest.mark.slow
-pytest.importorskip("arena.web.author_pages", reason="the author pages are not in this tree")
 
 FORM = "application/x-www-form-urlencoded"
 
