@@ -24,6 +24,7 @@ from arena.botstore import check_bot_name
 from leaderboard.store import Store, SubmissionLimitError
 from leaderboard.store.rows import SubmissionRow
 from referee import scratch
+from referee.errors import BotSpecError
 from referee.games import get_game
 
 from .archive import ArchiveError, ArchiveLimits, check_archive, detect
@@ -82,8 +83,9 @@ def precheck(store: Store, config: Config, author: Author, bot_name: str, game: 
     """Refuse what no body could make right, before a byte of it is read: the name, the
     game, and the per-author limits as they stand (checked again at the insert)."""
     if len(bot_name) > MAX_NAME:
-        raise SubmissionLimitError("name-length", MAX_NAME, f"bot name {bot_name[:80]!r}... "
-                                   f"is over {MAX_NAME} characters")
+        # The request's own fault, not a limit to wait out: a SubmissionLimitError was a
+        # 429, which tells a client to try again later (found by review).
+        raise BotSpecError(f"bot name {bot_name[:80]!r}... is over {MAX_NAME} characters")
     check_bot_name(store, bot_name)
     get_game(game)
     if author.admin:

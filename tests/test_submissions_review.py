@@ -1,0 +1,100 @@
+"""An attacker's review of the submission path (issue 15 §3, §5): the API's answers to
+hostile paths, names and headers, over a real competition app (TestClient) and a real
+SQLite file. Every answer is JSON with a 4xx status; nothing is ever a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from starlette.testclient import TestClient
+
+from arena import accounts
+from arena.web.competition import competition_app
+from arena.web.config import ServerConfig, parse_config
+from leaderboard.store import Store
+from tests.helpers import GOOD_BOT
+from tests.hostile import archives as hostile
+
+GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+
+
+def config_for(tmp_path: Path, **limits: int) -> ServerConfig:
+    return parse_config({"server": {"database": str(tmp_path / "arena.db"),
+                                    "data_dir": str(tmp_path / "data"), "submissions": True},
+                         "jobs": {"check_games": 1}, "limits": limits})
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    """A competition server without its pipeline (nothing here needs a job to run), with
+    authors ada, bob and the organiser: their tokens. A server error is answered (500),
+    not raised, as a real server would."""
+    config = config_for(tmp_path)
+    store = Store(config.db_path)
+    tokens = {name: accounts.add_author(store, name, admin=name == "org")[1]
+              for name in ("ada", "bob", "org")}
+    store.close()
+    app = competition_app(config, pipeline=False)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client, tokens
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def submit(client: TestClient, token: str, name: str, body: bytes, game: str = "stop-me",
+           **headers: str):
+    return client.post(f"/api/v1/bots/{quote(name, safe='')}/versions",
+                       params={"game": game}, content=body,
+                       headers={**bearer(token), "Content-Type": "application/gzip",
+                                **headers})
+
+
+def refused(reply, status: int, code: str) -> str:
+    assert reply.status_code == status, (reply.status_code, reply.text[:300])
+    error = reply.json()["error"]
+    assert error["code"] == code, error
+    return str(error["message"])
+
+
+@pytest.mark.parametrize("digits", [19, 30, 5000])
+def test_a_submission_id_past_any_integer_is_a_404_not_a_server_error(site, digits) -> None:
+    client, tokens = site
+    reply = client.get(f"/api/v1/submissions/{'9' * digits}", headers=bearer(tokens["ada"]))
+    refused(reply, 404, "not-found")
+
+
+@pytest.mark.parametrize("digits", [19, 30, 5000])
+def test_a_version_past_any_integer_is_a_404_not_a_server_error(site, digits) -> None:
+    client, tokens = site
+    reply = client.get(f"/api/v1/bots/mine/versions/{'9' * digits}/archive",
+                       headers=bearer(tokens["ada"]))
+    refused(reply, 404, "not-found")
+
+
+def test_a_game_that_does_not_exist_is_a_400_naming_it(site) -> None:
+    client, tokens = site
+    message = refused(submit(client, tokens["ada"], "mine", hostile.files(GOOD),
+                             game="<script>nogame"), 400, "game-unknown")
+    assert "<script>nogame" in message and "stop-me" in message
+
+
+def test_a_name_too_long_is_a_400_not_a_limit_to_retry(site) -> None:
+    """A 10 KB name is the request's fault, not a rate limit (429 tells a client to
+    wait and try again, which would never help)."""
+    client, tokens = site
+    message = refused(submit(client, tokens["ada"], "x" * 10_000, hostile.files(GOOD)),
+                      400, "bad-request")
+    assert len(message) < 400
+
+
+def test_a_content_length_of_5000_digits_is_refused_as_too_big(site) -> None:
+    """Python's int() refuses over 4300 digits: it was a 500 (httpx cannot send the
+    non-ASCII digits that isdigit() also took; the API refuses those too)."""
+    client, tokens = site
+    reply = submit(client, tokens["ada"], "mine", b"x", **{"Content-Length": "9" * 5000})
+    refused(reply, 413, "archive-compressed-size")
