@@ -30,6 +30,7 @@ from .archive import (
     CONTENT_TYPES,
     DEFAULT_LIMITS,
     GZIP,
+    MAX_DEPTH,
     ArchiveError,
     ArchiveLimits,
     check_archive,
@@ -130,9 +131,13 @@ def pack(folder: Path, limits: ArchiveLimits = DEFAULT_LIMITS) -> bytes:
     return packed
 
 
-def _walk(folder: Path, rel: str = "") -> list[tuple[str, os.stat_result]]:
+def _walk(folder: Path, rel: str = "", depth: int = 0) -> list[tuple[str, os.stat_result]]:
     """Every entry below ``folder`` (sorted, folders before their contents), refused
-    as the server would: a symlink, a device, a FIFO or a socket."""
+    as the server would: a symlink, a device, a FIFO or a socket, and folders nested
+    deeper than the server takes (a folder 1200 deep was a RecursionError)."""
+    if depth > MAX_DEPTH:
+        raise ArchiveError("archive-depth", rel, f"nested more than {MAX_DEPTH} folders "
+                           f"deep")
     found = []
     with os.scandir(folder / rel if rel else folder) as listing:
         items = sorted(listing, key=lambda e: e.name)
@@ -146,7 +151,7 @@ def _walk(folder: Path, rel: str = "") -> list[tuple[str, os.stat_result]]:
                                "regular files and folders (copy the file it points to)")
         if stat.S_ISDIR(st.st_mode):
             found.append((path, st))
-            found += _walk(folder, path)
+            found += _walk(folder, path, depth + 1)
         elif stat.S_ISREG(st.st_mode):
             found.append((path, st))
         else:
