@@ -99,3 +99,74 @@ def test_a_second_pipeline_on_one_database_leaves_the_first_ones_jobs_alone(
     finally:
         first.stop()
         second.stop()
+
+
+def run_one(store: Store, config: ServerConfig, files: dict[str, bytes]):
+    sid = received(store, config, files)
+    assert Pipeline(config).run_once(store)
+    done = store.submission(sid)
+    assert done is not None
+    return done
+
+
+BUILDS = {
+    "forever": ("import time\nwhile True: time.sleep(1)\n", "took over 20 s"),
+    "gigabytes-of-output": ("import os\nline = b'spam ' * 13106 + b'\\n'\n"
+                            "while True:\n os.write(1, line)\n os.write(2, line)\n",
+                            "took over 20 s"),
+    "a-huge-file": ("with open('big', 'wb') as f:\n for _ in range(1024): "
+                    "f.write(bytes(1 << 20))\n", "build"),
+    "many-files": ("import os\nos.mkdir('many')\nfor i in range(60_000): "
+                   "open(f'many/{i}', 'w').close()\n", "build"),
+    "a-fork-bomb": ("import os, time\nwhile True:\n try:\n  os.fork()\n except OSError:\n"
+                    "  time.sleep(0.01)\n", "took over 20 s"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.sandbox
+@bubblewrap
+@pytest.mark.parametrize("kind", list(BUILDS))
+def test_a_build_that_makes_anything_big_fails_in_time_with_a_bounded_log(
+        tmp_path: Path, kind: str) -> None:
+    """Issue 15 §3 and the guide: a limit on anything a bot can make big holds at every
+    step, builds included: the job fails within the build's time limit, with a clear
+    reason and a log of at most jobs.log_kb, and the next job runs."""
+    store, config = setup(tmp_path, build_timeout_s=20, log_kb=8)
+    script, said = BUILDS[kind]
+    files = {**GOOD, "build.py": script.encode(),
+             "bot.toml": b'run = ["bot.py"]\nbuild = ["python3", "build.py"]\n'}
+    started = time.monotonic()
+    done = run_one(store, config, files)
+    took = time.monotonic() - started
+    assert done.state == "failed", (done.state, done.error)
+    assert said in (done.error or ""), done.error
+    assert took < 20 + 60, f"the job took {took:.0f} s"
+    assert len((done.build_log or "").encode()) <= (8 << 10) + 100
+    assert len((done.error or "").encode()) <= 4096, len(done.error or "")
+    again = run_one(store, config, GOOD)
+    assert again.state == "active", again.error
+
+
+@pytest.mark.sandbox
+@bubblewrap
+def test_a_bot_that_prints_gigabytes_of_stderr_fails_its_check_with_bounded_logs(
+        tmp_path: Path) -> None:
+    store, config = setup(tmp_path, log_kb=8, check_timeout_s=120)
+    noisy = GOOD_BOT.replace("from protocol", "import os, threading\n"
+                             "def spam():\n    line = b'\\x1b[2J<b>' * 8000 + b'\\n'\n"
+                             "    while True:\n        os.write(2, line)\n"
+                             "threading.Thread(target=spam, daemon=True).start()\n"
+                             "from protocol")
+    started = time.monotonic()
+    done = run_one(store, config, {**GOOD, "bot.py": noisy.encode()})
+    assert time.monotonic() - started < 150
+    assert done.state == "failed", (done.state, done.error)
+    assert "stderr noise" in (done.error or "") or "stderr" in (done.error or ""), done.error
+    assert len((done.stderr or "").encode()) <= (8 << 10) + 100
+    assert done.stderr_bytes and done.stderr_bytes > 8 << 10
+    assert "\x1b" not in (done.stderr or "") and "\x1b" not in (done.error or "")
+    with sqlite3.connect(config.db_path) as conn:
+        size = conn.execute("SELECT length(report) + length(coalesce(stderr, '')) + "
+                            "length(coalesce(error, '')) FROM submissions").fetchone()[0]
+    assert size < 256 << 10, f"{size} bytes stored for one submission"
