@@ -111,15 +111,15 @@ def run_one(store: Store, config: ServerConfig, files: dict[str, bytes]):
 
 BUILDS = {
     "forever": ("import time\nwhile True: time.sleep(1)\n", "took over 20 s"),
-    "gigabytes-of-output": ("import os\nline = b'spam ' * 13106 + b'\\n'\n"
-                            "while True:\n os.write(1, line)\n os.write(2, line)\n",
+    "gigabytes-of-output": (("import os\nline = b'spam ' * 13106 + b'\\n'\n"
+                            "while True:\n os.write(1, line)\n os.write(2, line)\n"),
                             "took over 20 s"),
-    "a-huge-file": ("with open('big', 'wb') as f:\n for _ in range(1024): "
-                    "f.write(bytes(1 << 20))\n", "build"),
-    "many-files": ("import os\nos.mkdir('many')\nfor i in range(60_000): "
-                   "open(f'many/{i}', 'w').close()\n", "build"),
-    "a-fork-bomb": ("import os, time\nwhile True:\n try:\n  os.fork()\n except OSError:\n"
-                    "  time.sleep(0.01)\n", "took over 20 s"),
+    "a-huge-file": (("with open('big', 'wb') as f:\n for _ in range(1024): "
+                    "f.write(bytes(1 << 20))\n"), "build"),
+    "many-files": (("import os\nos.mkdir('many')\nfor i in range(60_000): "
+                   "open(f'many/{i}', 'w').close()\n"), "build"),
+    "a-fork-bomb": (("import os, time\nwhile True:\n try:\n  os.fork()\n except OSError:\n"
+                    "  time.sleep(0.01)\n"), "took over 20 s"),
 }
 
 
@@ -170,3 +170,17 @@ def test_a_bot_that_prints_gigabytes_of_stderr_fails_its_check_with_bounded_logs
         size = conn.execute("SELECT length(report) + length(coalesce(stderr, '')) + "
                             "length(coalesce(error, '')) FROM submissions").fetchone()[0]
     assert size < 256 << 10, f"{size} bytes stored for one submission"
+
+
+@pytest.mark.sandbox
+@bubblewrap
+def test_a_job_of_a_bot_disabled_while_it_ran_adds_no_live_version(tmp_path: Path) -> None:
+    store, config = setup(tmp_path)
+    assert run_one(store, config, GOOD).state == "active"
+    sid = received(store, config, {**GOOD, "v2.txt": b"2"})
+    store.remove_bot("mine")  # the organiser disables it while the job waits
+    assert Pipeline(config).run_once(store)
+    done = store.submission(sid)
+    assert done is not None and done.state == "failed", (done and done.state)
+    assert "disabled" in (done.error or ""), done.error
+    assert all(v.removed_at for v in store.bot_versions("mine"))

@@ -98,3 +98,29 @@ def test_a_content_length_of_5000_digits_is_refused_as_too_big(site) -> None:
     client, tokens = site
     reply = submit(client, tokens["ada"], "mine", b"x", **{"Content-Length": "9" * 5000})
     refused(reply, 413, "archive-compressed-size")
+
+
+def test_a_bot_the_organiser_disabled_takes_no_new_version_from_its_author(
+        site, tmp_path: Path) -> None:
+    """The organiser disables ada's bot; ada submitted again and the job's new version
+    (or the same archive, whose version came back to life) played on: the organiser's
+    word was undone by one upload."""
+    client, tokens = site
+    store = Store(tmp_path / "arena.db")
+    try:
+        ada = accounts.authenticate(store, tokens["ada"])
+        assert ada is not None
+        accounts.claim_bot(store, ada, "mine")
+        store.add_bot("mine", "a" * 64, str(tmp_path), "folder")
+    finally:
+        store.close()
+    off = client.post("/api/v1/admin/bots/mine/disable", headers=bearer(tokens["org"]))
+    assert off.status_code == 200
+    message = refused(submit(client, tokens["ada"], "mine", hostile.files(GOOD)),
+                      403, "bot-disabled")
+    assert "mine" in message and "organiser" in message
+    listed = client.get("/api/v1/submissions", headers=bearer(tokens["ada"])).json()
+    assert listed == {"submissions": []}
+    on = client.post("/api/v1/admin/bots/mine/enable", headers=bearer(tokens["org"]))
+    assert on.status_code == 200
+    assert submit(client, tokens["ada"], "mine", hostile.files(GOOD)).status_code == 202

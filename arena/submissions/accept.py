@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from arena.botstore import check_bot_name
 from leaderboard.store import Store, SubmissionLimitError
 from leaderboard.store.rows import SubmissionRow
+from leaderboard.store.writes_submissions import BotRetired
 from referee import scratch
 from referee.errors import BotSpecError
 from referee.games import get_game
@@ -88,6 +89,8 @@ def precheck(store: Store, config: Config, author: Author, bot_name: str, game: 
         raise BotSpecError(f"bot name {bot_name[:80]!r}... is over {MAX_NAME} characters")
     check_bot_name(store, bot_name)
     get_game(game)
+    if store.bot_retired(bot_name):
+        raise BotRetired(bot_name)
     if author.admin:
         return
     per_day = config.limits.submissions_per_day
@@ -145,7 +148,8 @@ def accept(store: Store, config: Config, author: Author, bot_name: str, game: st
     """Take one submission: its body ``chunks`` (an iterable of bytes, read one at a
     time), declared as ``fmt`` (``tar.gz``, ``zip``, ``tar``; None: told by its bytes).
 
-    Raises SubmissionLimitError (a per-author limit, by name and value), ArchiveError
+    Raises BotRetired (a bot the organiser disabled),
+    SubmissionLimitError (a per-author limit, by name and value), ArchiveError
     (the upload, by rule and entry), BotSpecError (the name) or ConfigError (the game).
     ``claim`` is the accounts' ``claim_bot``; the organiser (``author.admin``) is not
     limited."""

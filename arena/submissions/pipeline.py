@@ -45,6 +45,7 @@ from typing import Any
 from arena.botstore import keep_bot
 from leaderboard.store import Store
 from leaderboard.store.rows import SubmissionRow
+from leaderboard.store.writes_submissions import BotRetired
 from referee import gate, scratch
 from referee.botfiles import MANIFEST
 from referee.errors import BotSpecError, RefereeError
@@ -242,7 +243,11 @@ class Pipeline:
                                           greet=False)
             except BotSpecError as err:
                 raise JobFailed(f"the bot could not be stored: {err}", **kept) from None
-            bot, _ = store.activate_submission(row.id, digest, str(stored), "folder", **kept)
+            try:
+                bot, _ = store.activate_submission(row.id, digest, str(stored), "folder",
+                                                   **kept)
+            except BotRetired as err:
+                raise JobFailed(str(err), **kept) from None
             log.info("submission %d: active as %s version %d", row.id, row.bot_name,
                      bot["version"])
         finally:

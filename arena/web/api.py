@@ -34,6 +34,7 @@ from arena.submissions import (
 )
 from leaderboard.store import Store, StoreBusyError, StoreError, StoreReader
 from leaderboard.store.rows import Author
+from leaderboard.store.writes_submissions import BotRetired
 from leaderboard.web.author_data import LOG_CHARS, author_bots, bot_logs
 from leaderboard.web.data import PageError
 from referee.errors import BotSpecError
@@ -245,6 +246,8 @@ async def submit(request: Request) -> Response:
         raise ApiError(429, "limit-bots-per-author", str(err)) from None
     except accounts.BotOwned as err:
         raise ApiError(403, "bot-owned", str(err)) from None
+    except BotRetired as err:
+        raise ApiError(403, "bot-disabled", str(err)) from None
     except GameConfigError as err:  # no such game: it was a 500 (found by review)
         raise ApiError(400, "game-unknown", str(err)) from None
     except (BotSpecError, ConfigError) as err:
