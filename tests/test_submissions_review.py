@@ -124,3 +124,28 @@ def test_a_bot_the_organiser_disabled_takes_no_new_version_from_its_author(
     on = client.post("/api/v1/admin/bots/mine/enable", headers=bearer(tokens["org"]))
     assert on.status_code == 200
     assert submit(client, tokens["ada"], "mine", hostile.files(GOOD)).status_code == 202
+
+
+def test_a_refused_submission_leaves_no_archive_on_the_servers_disk(site, tmp_path) -> None:
+    """A claim refused after the upload was stored (another author's name) kept its
+    archive for good, with no row: 20 MB a request, unlimited, not counted per day,
+    filled the server's disk. A refused one now leaves nothing; a kept one stays."""
+    client, tokens = site
+    store = Store(tmp_path / "arena.db")
+    try:
+        bob = accounts.authenticate(store, tokens["bob"])
+        assert bob is not None
+        accounts.claim_bot(store, bob, "theirs")
+    finally:
+        store.close()
+    archives = tmp_path / "data" / "archives"
+    for n in range(3):
+        body = hostile.files({**GOOD, "pad.txt": str(n).encode()})
+        refused(submit(client, tokens["ada"], "theirs", body), 403, "bot-owned")
+    assert not archives.exists() or list(archives.iterdir()) == []
+    kept = submit(client, tokens["ada"], "mine", hostile.files(GOOD))
+    assert kept.status_code == 202
+    assert len(list(archives.iterdir())) == 1
+    # The same bytes refused under another name keep the archive a row refers to.
+    refused(submit(client, tokens["ada"], "theirs", hostile.files(GOOD)), 403, "bot-owned")
+    assert len(list(archives.iterdir())) == 1
