@@ -184,3 +184,20 @@ def test_a_job_of_a_bot_disabled_while_it_ran_adds_no_live_version(tmp_path: Pat
     assert done is not None and done.state == "failed", (done and done.state)
     assert "disabled" in (done.error or ""), done.error
     assert all(v.removed_at for v in store.bot_versions("mine"))
+
+
+@pytest.mark.sandbox
+@bubblewrap
+def test_a_job_of_an_author_disabled_while_it_waited_adds_no_version(tmp_path: Path) -> None:
+    """The organiser disables an author (a cheat, say): their token stops at once, but
+    their submission already received went on to active and played."""
+    from arena import accounts
+
+    store, config = setup(tmp_path)
+    sid = received(store, config, GOOD)
+    accounts.disable(store, "ada")
+    assert Pipeline(config).run_once(store)
+    done = store.submission(sid)
+    assert done is not None and done.state == "failed", (done and done.state)
+    assert "author" in (done.error or "") and "disabled" in (done.error or ""), done.error
+    assert not store.bot_exists("mine")

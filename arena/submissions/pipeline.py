@@ -45,7 +45,7 @@ from typing import Any
 from arena.botstore import keep_bot
 from leaderboard.store import Store
 from leaderboard.store.rows import SubmissionRow
-from leaderboard.store.writes_submissions import BotRetired
+from leaderboard.store.writes_submissions import AuthorDisabled, BotRetired
 from referee import gate, scratch
 from referee.botfiles import MANIFEST
 from referee.errors import BotSpecError, RefereeError
@@ -220,6 +220,8 @@ class Pipeline:
     # ----------------------------------------------------------------- a job
     def run_job(self, store: Store, row: SubmissionRow) -> None:
         """Build, check and keep one submission (it is ``building``)."""
+        if store.author_disabled(row.author_id):  # nothing of theirs is built or run
+            raise JobFailed(str(AuthorDisabled(row.id)))
         self.work.mkdir(parents=True, exist_ok=True)
         folder = Path(scratch.mkdtemp("arena-job-", dir=str(self.work)))
         try:
@@ -246,7 +248,7 @@ class Pipeline:
             try:
                 bot, _ = store.activate_submission(row.id, digest, str(stored), "folder",
                                                    **kept)
-            except BotRetired as err:
+            except (BotRetired, AuthorDisabled) as err:
                 raise JobFailed(str(err), **kept) from None
             log.info("submission %d: active as %s version %d", row.id, row.bot_name,
                      bot["version"])

@@ -45,6 +45,16 @@ class BotRetired(StoreError):
         self.name = name
 
 
+class AuthorDisabled(StoreError):
+    """A submission whose author the organiser disabled after it was received: it adds
+    no version (their token stopped at once, but a job already received went on to
+    active and played; found by review)."""
+
+    def __init__(self, submission_id: int) -> None:
+        super().__init__(f"its author was disabled by the organiser after submission "
+                         f"{submission_id} was received: no version is added")
+
+
 class SubmissionWrites(SubmissionReads):
     """The writes of the ``submissions`` table (a mixin of the writing Store)."""
 
@@ -131,8 +141,8 @@ class SubmissionWrites(SubmissionReads):
         """In one transaction: add the checked bot as its name's newest version (or find
         the same content) and move the submission ``checking -> active`` with it. A
         submission not in ``checking`` changes nothing (StoreError): no version is added
-        for a job moved meanwhile, so each is added once; nor for a bot the organiser
-        disabled meanwhile (BotRetired)."""
+        for a job moved meanwhile, so each is added once; nor for a bot or an author the
+        organiser disabled meanwhile (BotRetired, AuthorDisabled)."""
         row = self.submission(submission_id)
         if row is None:
             raise StoreError(f"no submission {submission_id}")
@@ -140,6 +150,8 @@ class SubmissionWrites(SubmissionReads):
         with self.transaction(doing):
             if self.bot_retired(row.bot_name):  # disabled while its job ran
                 raise BotRetired(row.bot_name)
+            if self.author_disabled(row.author_id):
+                raise AuthorDisabled(submission_id)
             bot, created = self.add_bot(row.bot_name, digest, path, kind)
             if not self.move_submission(submission_id, "checking", "active", **fields):
                 raise StoreError(f"submission {submission_id} is no longer checking; "
