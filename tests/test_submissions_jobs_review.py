@@ -201,3 +201,38 @@ def test_a_job_of_an_author_disabled_while_it_waited_adds_no_version(tmp_path: P
     assert done is not None and done.state == "failed", (done and done.state)
     assert "author" in (done.error or "") and "disabled" in (done.error or ""), done.error
     assert not store.bot_exists("mine")
+
+
+@pytest.mark.sandbox
+@bubblewrap
+@pytest.mark.parametrize(("manifest", "files", "said"), [
+    (b'run = ["./missing.py"]\n', {}, "missing.py"),
+    (b'run = ["./bot.sh"]\n', {"bot.sh": b"#!/bin/sh\nexec python3 bot.py\n"},
+     "could not be started"),
+    (b'run = ["../../../bin/sh", "-c", "cat /etc/shadow"]\n', {}, "check failed"),
+    (b'run = [\n', {}, "cannot be loaded"),
+], ids=["missing", "not-executable", "outside", "bad-manifest"])
+def test_a_bot_whose_run_file_is_wrong_fails_with_a_clear_reason(
+        tmp_path: Path, manifest: bytes, files: dict[str, bytes], said: str) -> None:
+    store, config = setup(tmp_path)
+    done = run_one(store, config, {**GOOD, **files, "bot.toml": manifest})
+    assert done.state == "failed", (done.state, done.error)
+    told = (done.error or "") + " ".join((done.report or {}).get("problems", [])) \
+        + (done.stderr or "")
+    assert said in told, told
+
+
+@pytest.mark.sandbox
+@bubblewrap
+def test_the_same_archive_twice_and_under_two_names(tmp_path: Path) -> None:
+    store, config = setup(tmp_path)
+    one = run_one(store, config, GOOD)
+    again = run_one(store, config, GOOD)
+    assert (one.state, one.version, again.state, again.version) == ("active", 1, "active", 1)
+    assert len(store.bot_versions("mine")) == 1
+    sid = received(store, config, GOOD, "other")
+    assert Pipeline(config).run_once(store)
+    other = store.submission(sid)
+    assert other is not None and (other.state, other.version) == ("active", 1)
+    assert store.bot("other")["hash"] == store.bot("mine")["hash"]
+    assert store.bot("other")["path"] != store.bot("mine")["path"]

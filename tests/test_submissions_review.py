@@ -149,3 +149,84 @@ def test_a_refused_submission_leaves_no_archive_on_the_servers_disk(site, tmp_pa
     # The same bytes refused under another name keep the archive a row refers to.
     refused(submit(client, tokens["ada"], "theirs", hostile.files(GOOD)), 403, "bot-owned")
     assert len(list(archives.iterdir())) == 1
+
+
+def test_a_chunked_body_without_a_length_is_refused_at_the_cap(site, tmp_path) -> None:
+    """No Content-Length to refuse it by: the stream is counted and cut at the cap."""
+    client, tokens = site
+    sent = []
+
+    def body():
+        yield hostile.good_tar_gz()
+        for _ in range(64):  # 64 MiB offered, at most a little past 20 MiB read
+            sent.append(1)
+            yield bytes(1 << 20)
+    reply = client.post("/api/v1/bots/big/versions", params={"game": "stop-me"},
+                        content=body(), headers={**bearer(tokens["ada"]),
+                                                 "Content-Type": "application/gzip"})
+    refused(reply, 413, "archive-compressed-size")
+    incoming = tmp_path / "data" / "incoming"
+    assert not incoming.exists() or list(incoming.iterdir()) == []
+
+
+def test_a_declared_format_the_bytes_contradict_is_refused(site) -> None:
+    client, tokens = site
+    reply = submit(client, tokens["ada"], "mine", hostile.zipped(hostile.GOOD_FILES),
+                   **{"Content-Type": "application/gzip"})
+    refused(reply, 400, "archive-format-mismatch")
+    # An unknown Content-Type declares nothing: the bytes decide.
+    reply = submit(client, tokens["ada"], "mine", hostile.files(GOOD),
+                   **{"Content-Type": "text/html"})
+    assert reply.status_code == 202, reply.text
+
+
+def test_per_author_limits_hold_at_their_boundaries(tmp_path: Path) -> None:
+    """At most 2 a day: the third is refused, and the window is exactly 24 hours;
+    at most 2 bots: a third name is refused, versions of the two are not; the
+    organiser is not limited."""
+    import sqlite3
+    from datetime import UTC, datetime, timedelta
+
+    from arena.submissions import SubmissionLimitError, accept
+
+    config = config_for(tmp_path, submissions_per_day=2, bots_per_author=2)
+    store = Store(config.db_path)
+    try:
+        ada = accounts.add_author(store, "ada")[0]
+        org = accounts.add_author(store, "org", admin=True)[0]
+
+        def claim(store, author, name):
+            return accounts.claim_bot(store, author, name, max_bots=2)
+
+        def send(who, name, n):
+            body = hostile.files({**GOOD, "n": str(n).encode()})
+            return accept(store, config, who, name, "stop-me", [body], None, claim)
+
+        first = send(ada, "one", 1)
+        store.fail_submission(first.id, "for the test")
+        second = send(ada, "two", 2)
+        store.fail_submission(second.id, "for the test")
+        with pytest.raises(SubmissionLimitError) as limit:
+            send(ada, "one", 3)
+        assert limit.value.limit == "submissions-per-day"
+
+        def age(sid: int, delta: timedelta) -> None:
+            stamp = (datetime.now(UTC) - delta).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            with sqlite3.connect(config.db_path) as conn:
+                conn.execute("UPDATE submissions SET received_at = ? WHERE id = ?",
+                             (stamp, sid))
+        age(first.id, timedelta(hours=23, minutes=59))
+        with pytest.raises(SubmissionLimitError):
+            send(ada, "one", 4)
+        age(first.id, timedelta(hours=24, seconds=1))
+        third = send(ada, "one", 5)  # a day and a second later: allowed again
+        store.fail_submission(third.id, "for the test")
+        age(second.id, timedelta(days=2))
+        age(third.id, timedelta(days=2))
+        with pytest.raises(accounts.BotLimitReached):
+            send(ada, "three", 6)  # a third bot name
+        for n in range(12):  # the organiser: no limit per day nor per author
+            row = send(org, f"org{n}", 100 + n)
+            store.fail_submission(row.id, "for the test")
+    finally:
+        store.close()
