@@ -11,6 +11,7 @@ import os
 import tarfile
 import tracemalloc
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -248,3 +249,27 @@ def test_a_zip_naming_one_entry_twice_in_its_directory_is_refused(tmp_path: Path
             out.writestr("bot.py", b"b")
     error = refusal(tmp_path, buffer.getvalue())
     assert (error.rule, error.entry) == ("archive-duplicate", "bot.py")
+
+
+def test_a_zip_unicode_path_field_naming_another_file_is_refused(tmp_path: Path) -> None:
+    """Info-ZIP's Unicode Path extra field (0x7075): unzip (and Python from 3.12) name
+    the entry by it, Python 3.11 by the header. The header's 'bot.py' was checked while
+    unzip would write '../.hidden/evil.py': what an organiser unpacks must be what runs."""
+    shown = b"../.hidden/evil.py"
+    field = b"\x01" + zlib.crc32(b"bot.py").to_bytes(4, "little") + shown
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as out:
+        info = zipfile.ZipInfo("bot.py")
+        info.extra = (0x7075).to_bytes(2, "little") + len(field).to_bytes(2, "little") + field
+        out.writestr(info, b"print(1)\n")
+    error = refusal(tmp_path, buffer.getvalue())
+    assert (error.rule, error.entry) == ("archive-name-mismatch", "bot.py")
+    # The same field naming the same file is taken.
+    same = b"\x01" + zlib.crc32(b"bot.py").to_bytes(4, "little") + b"bot.py"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as out:
+        info = zipfile.ZipInfo("bot.py")
+        info.extra = (0x7075).to_bytes(2, "little") + len(same).to_bytes(2, "little") + same
+        out.writestr(info, b"print(1)\n")
+    assert [e.name for e in check_archive(write(tmp_path, buffer.getvalue())).entries] \
+        == ["bot.py"]

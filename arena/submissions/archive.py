@@ -378,6 +378,27 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
             from None
 
 
+def _unicode_path(info: zipfile.ZipInfo, raw: str) -> None:
+    """Refuse an Info-ZIP Unicode Path extra field (0x7075) naming another file than the
+    header: unzip (and Python from 3.12) name the entry by it, Python 3.11 by the header
+    this module checked, so the two would unpack different names (found by review)."""
+    extra = info.extra
+    while len(extra) >= 4:
+        kind = int.from_bytes(extra[:2], "little")
+        size = int.from_bytes(extra[2:4], "little")
+        body, extra = extra[4:4 + size], extra[4 + size:]
+        if kind != 0x7075:
+            continue
+        try:
+            named = body[5:].decode("utf-8") if body[:1] == b"\x01" else None
+        except UnicodeDecodeError:
+            named = None
+        if named != raw:
+            shown = body[5:].decode("utf-8", "backslashreplace")
+            raise ArchiveError("archive-name-mismatch", raw, f"its Unicode Path field "
+                               f"names {shown!r}, which other tools would unpack instead")
+
+
 def _zip_entries(archive: zipfile.ZipFile, tally: _Tally) -> Iterator[tuple[Entry, Reader]]:
     infos = archive.infolist()
     if len(infos) > tally.limits.max_entries:
@@ -386,6 +407,7 @@ def _zip_entries(archive: zipfile.ZipFile, tally: _Tally) -> Iterator[tuple[Entr
                            f"{tally.limits.max_entries}")
     for info in infos:
         raw = _zip_name(info)
+        _unicode_path(info, raw)
         unix = info.external_attr >> 16
         kind = stat.S_IFMT(unix)
         if stat.S_ISLNK(unix):
