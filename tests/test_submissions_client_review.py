@@ -112,3 +112,18 @@ def test_a_folder_too_deep_is_refused_by_rule_not_a_recursion_error(tmp_path: Pa
     with pytest.raises(ArchiveError) as refused:
         pack(deep)
     assert refused.value.rule == "archive-depth"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_device_given_as_the_archive_is_refused_without_hanging(
+        tmp_path: Path, kind: str) -> None:
+    """`arena submit PIPE` blocked for ever in open(); `arena submit /dev/zero` read
+    without end (its size is 0, so no cap applied): memory until the machine gave out."""
+    path = tmp_path / "bot.tar.gz"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    out = arena("submit", str(path), "--name", "mine", "--game", "stop-me", "--server",
+                "http://127.0.0.1:9", env={"ARENA_TOKEN": "t0ken"}, timeout=60)
+    assert out.returncode == 1 and "regular file" in out.stderr, out.stderr
