@@ -230,3 +230,23 @@ def test_per_author_limits_hold_at_their_boundaries(tmp_path: Path) -> None:
             store.fail_submission(row.id, "for the test")
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("name", ["g\u043e\u043ed", "\u0391da", "p\u0430ypal"])
+def test_a_look_alike_of_another_authors_bot_in_mixed_scripts_is_refused(
+        site, name: str) -> None:
+    """'gооd' with Cyrillic o's passed the NFKC case fold of claim_bot and the case
+    fold of the bot store: bob's bot showed as ada's 'good' on every page."""
+    client, tokens = site
+    assert submit(client, tokens["ada"], "good", hostile.files(GOOD)).status_code == 202
+    message = refused(submit(client, tokens["bob"], name, hostile.files(GOOD)),
+                      400, "bad-request")
+    assert "mixes letters" in message
+
+
+@pytest.mark.parametrize("name", ["caf\u00e9", "\u65e5\u672c\u8a9e\u30dc\u30c3\u30c8",
+                                  "\u0434\u043e\u0431\u0440\u044b\u0439", "bot-2_x.y"])
+def test_a_name_in_one_script_is_taken(site, name: str) -> None:
+    client, tokens = site
+    reply = submit(client, tokens["ada"], name, hostile.files(GOOD))
+    assert reply.status_code == 202, reply.text
