@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import unicodedata
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -65,6 +66,22 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
         return report.name
 
 
+_ONE_SCRIPT = {"HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK",
+               "FULLWIDTH": "LATIN", "HALFWIDTH": "CJK"}
+"""Scripts written together (Japanese, Korean with Han) or folded into one (NFKC)."""
+
+
+def _scripts(name: str) -> set[str]:
+    """The scripts of the letters in ``name``, by the first word of each letter's Unicode
+    name (LATIN, CYRILLIC, GREEK, CJK...); digits, marks and punctuation have none."""
+    found = set()
+    for char in name:
+        if unicodedata.category(char).startswith("L"):
+            word = unicodedata.name(char, "UNKNOWN").split(" ")[0]
+            found.add(_ONE_SCRIPT.get(word, word))
+    return found
+
+
 def check_bot_name(store: StoreReader, name: str) -> str:
     """``name`` if it can name a new bot or version in ``store``; BotSpecError otherwise
     (shared by ``arena bot add`` and the server's submissions, issue 15 §3)."""
@@ -81,6 +98,13 @@ def check_bot_name(store: StoreReader, name: str) -> str:
     if unseen:
         raise BotSpecError(f"bot name {name!r} holds a control or invisible character "
                            f"({', '.join(unseen)}): use letters, digits and punctuation")
+    # One script per name (UTS #39's "single script" idea): 'gооd' with two Cyrillic o's
+    # passed every fold (NFKC, case) and showed as another author's 'good' on every page
+    # (found by review). Whole-script look-alikes remain: the pages show each bot's owner.
+    scripts = sorted(_scripts(name))
+    if len(scripts) > 1:
+        raise BotSpecError(f"bot name {name!r} mixes letters of {' and '.join(scripts)}: "
+                           f"write a name in one script, so it cannot pose as another")
     # The store keeps a bot's files in a folder of its name, and the web export a page of
     # it: on a case-insensitive file system (macOS, Windows) 'Foo' and 'foo' would be one.
     for known in store.bot_names():

@@ -40,13 +40,13 @@ def submit(path: Path, name: str, game: str, server: str, wait: bool, timeout_s:
             raise ClientError(f"the server's answer names no submission: {said!r}"[:300])
         if not as_json:
             click.echo(f"submitted {name!r} ({len(data)} bytes, {fmt}): submission "
-                       f"{said['id']}, {said.get('state')}")
+                       f"{said['id']}, {_shown(said.get('state'))}")
         if wait:
             said = client.wait(said["id"], lambda now: _state(now, as_json), timeout_s)
     except ArchiveError as err:
-        raise click.ClickException(f"{path}: {err}") from None
-    except ClientError as err:
-        raise click.ClickException(str(err)) from None
+        raise click.ClickException(_shown(f"{path}: {err}")) from None
+    except ClientError as err:  # it quotes the server's own words
+        raise click.ClickException(_shown(str(err))) from None
     if as_json:
         click.echo(json.dumps(said, indent=2))
     elif wait:
@@ -55,16 +55,23 @@ def submit(path: Path, name: str, game: str, server: str, wait: bool, timeout_s:
         raise SystemExit(1)
 
 
+def _shown(value: object) -> str:
+    """Anything the server said, as a terminal may show it: a hostile server's state,
+    time, version or error message set the clipboard or cleared the screen when only
+    some fields were escaped (found by review)."""
+    return printable(str(value))
+
+
 def _state(now: dict[str, Any], quiet: bool) -> None:
     if not quiet:
-        click.echo(f"  {now.get('updated_at', '')}  {printable(str(now.get('state')))}")
+        click.echo(f"  {_shown(now.get('updated_at', ''))}  {_shown(now.get('state'))}")
 
 
 def _outcome(now: dict[str, Any]) -> None:
     """The end of a submission: its version or its error, the report's findings, the
     build log and stderr (every string the server relays is the bot's: escaped)."""
     if now.get("state") == "active":
-        click.echo(f"active: {printable(str(now.get('bot')))} version {now.get('version')}")
+        click.echo(f"active: {_shown(now.get('bot'))} version {_shown(now.get('version'))}")
     else:
         click.echo(f"failed: {printable(str(now.get('error')))}")
     found = now.get("report")
@@ -75,5 +82,5 @@ def _outcome(now: dict[str, Any]) -> None:
     if now.get("state") == "failed" and now.get("build_log"):
         click.echo("build log:\n" + printable(str(now["build_log"])))
     if now.get("stderr"):
-        click.echo(f"the bot's stderr ({now.get('stderr_bytes')} bytes; the end):\n"
+        click.echo(f"the bot's stderr ({_shown(now.get('stderr_bytes'))} bytes; the end):\n"
                    + printable(str(now["stderr"])))

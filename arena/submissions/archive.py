@@ -34,6 +34,7 @@ import unicodedata
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -173,6 +174,13 @@ def _mode(mode: int, folder: bool) -> int:
     return 0o755 if folder or mode & 0o111 else 0o644
 
 
+def _fold(name: str) -> str:
+    """The key under which two names are one: Unicode's canonical caseless match
+    (NFD, casefold, NFC), as a case-insensitive or normalising file system (macOS)
+    would make them one; 'é' precomposed and 'e' + U+0301 were two (found by review)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFD", name).casefold())
+
+
 class _Tally:
     """The rules that span entries: count, total size, ratio, duplicates, parents."""
 
@@ -207,29 +215,32 @@ class _Tally:
         return entry
 
     def place(self, raw: str, name: str, folder: bool) -> None:
-        """Refuse a duplicate (by case too) and a file where a folder is needed."""
-        key = name.casefold()
+        """Refuse a duplicate (by case or Unicode normalisation too) and a file where a
+        folder is needed."""
+        key = _fold(name)
         first = self.seen.get(key)
         if first is not None and not (first[2] and folder):
             if first[2]:
                 raise ArchiveError("archive-duplicate", raw, f"a file where earlier entries "
                                    f"need a folder {first[0]!r}")
             how = ("the same name as" if first[0] == name else
-                   "a name differing only in case (or by '.' and '/') from")
+                   "a name differing only in case, Unicode normalisation (NFC/NFD) or "
+                   "'.' and '/' from")
             raise ArchiveError("archive-duplicate", raw, f"{how} an earlier entry "
                                f"{first[0]!r}")
         parts = name.split("/")
         for i in range(1, len(parts)):
             above = "/".join(parts[:i])
-            met = self.seen.get(above.casefold())
+            met = self.seen.get(_fold(above))
             if met is not None and not met[1]:
                 raise ArchiveError("archive-duplicate", raw, f"its folder {met[0]!r} is a "
                                    f"file earlier in the archive")
             if met is not None and met[0] != above:
                 raise ArchiveError("archive-duplicate", raw, f"its folder {above!r} differs "
-                                   f"only in case from an earlier {met[0]!r}")
+                                   f"only in case or Unicode normalisation from an "
+                                   f"earlier {met[0]!r}")
             if met is None:
-                self.seen[above.casefold()] = (above, True, True)
+                self.seen[_fold(above)] = (above, True, True)
         self.seen[key] = (name, folder, False)
 
     def ratio(self, raw: str, unpacked: int) -> None:
@@ -271,6 +282,44 @@ class _Gunzip:
             self.buffer += more
         data, self.buffer = self.buffer[:want], self.buffer[want:]
         return data
+
+
+MAX_HEADER_BYTES = 64 << 10
+"""A pax or GNU long-name header's size at most: a name is at most 4096 bytes, and
+tarfile reads such a header whole into memory (16 MiB of one passed every cap)."""
+MAX_HEADER_CHAIN = 8
+"""Extension headers in a row before an entry: tarfile reads each by recursion into the
+next, and 5000 of them were a RecursionError, not a refusal (found by review)."""
+
+
+class _Header(tarfile.TarInfo):
+    """A tar header whose extension headers (pax, GNU long names) are refused when
+    they are large or chained, before tarfile reads them (issue 15 §3: a limit holds
+    at every step)."""
+
+    def _proc_gnulong(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
+        with self._guard(tarfile):
+            return super()._proc_gnulong(tarfile)  # type: ignore[misc]
+
+    def _proc_pax(self, tarfile: tarfile.TarFile) -> tarfile.TarInfo:
+        with self._guard(tarfile):
+            return super()._proc_pax(tarfile)  # type: ignore[misc]
+
+    @contextmanager
+    def _guard(self, tarfile: tarfile.TarFile) -> Iterator[None]:
+        if self.size > MAX_HEADER_BYTES:
+            raise ArchiveError("archive-header", "", f"an extension header (type "
+                               f"{self.type!r}) of {self.size} bytes: at most "
+                               f"{MAX_HEADER_BYTES} are taken")
+        depth = getattr(tarfile, "_arena_chain", 0) + 1
+        if depth > MAX_HEADER_CHAIN:
+            raise ArchiveError("archive-header", "", f"more than {MAX_HEADER_CHAIN} "
+                               f"extension headers in a row")
+        setattr(tarfile, "_arena_chain", depth)  # noqa: B010
+        try:
+            yield
+        finally:
+            setattr(tarfile, "_arena_chain", depth - 1)  # noqa: B010
 
 
 Reader = Callable[[], Iterator[bytes]]
@@ -329,6 +378,27 @@ def _zip_name(info: zipfile.ZipInfo) -> str:
             from None
 
 
+def _unicode_path(info: zipfile.ZipInfo, raw: str) -> None:
+    """Refuse an Info-ZIP Unicode Path extra field (0x7075) naming another file than the
+    header: unzip (and Python from 3.12) name the entry by it, Python 3.11 by the header
+    this module checked, so the two would unpack different names (found by review)."""
+    extra = info.extra
+    while len(extra) >= 4:
+        kind = int.from_bytes(extra[:2], "little")
+        size = int.from_bytes(extra[2:4], "little")
+        body, extra = extra[4:4 + size], extra[4 + size:]
+        if kind != 0x7075:
+            continue
+        try:
+            named = body[5:].decode("utf-8") if body[:1] == b"\x01" else None
+        except UnicodeDecodeError:
+            named = None
+        if named != raw:
+            shown = body[5:].decode("utf-8", "backslashreplace")
+            raise ArchiveError("archive-name-mismatch", raw, f"its Unicode Path field "
+                               f"names {shown!r}, which other tools would unpack instead")
+
+
 def _zip_entries(archive: zipfile.ZipFile, tally: _Tally) -> Iterator[tuple[Entry, Reader]]:
     infos = archive.infolist()
     if len(infos) > tally.limits.max_entries:
@@ -337,6 +407,7 @@ def _zip_entries(archive: zipfile.ZipFile, tally: _Tally) -> Iterator[tuple[Entr
                            f"{tally.limits.max_entries}")
     for info in infos:
         raw = _zip_name(info)
+        _unicode_path(info, raw)
         unix = info.external_attr >> 16
         kind = stat.S_IFMT(unix)
         if stat.S_ISLNK(unix):
@@ -420,10 +491,29 @@ def _entries(path: Path, fmt: str | None, limits: ArchiveLimits,
                                        "tar archive")
                 source.buffer = head + source.buffer
             with tarfile.open(fileobj=source, mode="r|", encoding="utf-8",
-                              errors="surrogateescape") as tar:
+                              errors="surrogateescape", tarinfo=_Header) as tar:
                 yield from _tar_entries(tar, tally)
+                _nothing_after(tar, source if found == GZIP else None, raw)
         except tarfile.TarError as err:
             raise ArchiveError("archive-corrupt", "", f"not a valid tar: {err}") from None
+
+
+def _nothing_after(tar: tarfile.TarFile, gunzip: _Gunzip | None, raw: IO[bytes]) -> None:
+    """After the tar's end, only its zero padding, then the end of the gzip stream and of
+    the file. A second gzip member (``cat a.tar.gz b.tar.gz``) or entries after the end
+    marker were silently dropped here, while ``tar -i`` or GNU tar read them: what an
+    organiser reads must be what runs, and nothing is dropped silently (found by review)."""
+    stream: Any = tar.fileobj  # tarfile's own buffer holds the first of the rest
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        if chunk.strip(b"\0"):
+            raise ArchiveError("archive-trailing", "", "data after the tar archive's end "
+                               "(entries after its end marker?): an archive must end there")
+    if gunzip is not None and (gunzip.zlib.unused_data or raw.read(1)):
+        raise ArchiveError("archive-trailing", "", "data after the gzip stream's end (a "
+                           "second gzip member?): pack the bot as one tar.gz")
 
 
 def check_archive(path: Path, fmt: str | None = None,
@@ -435,7 +525,12 @@ def check_archive(path: Path, fmt: str | None = None,
     found = fmt
     with path.open("rb") as raw:
         found = detect(raw.read(512)) or fmt
-    for entry, _ in _entries(path, fmt, limits):
+    for entry, read in _entries(path, fmt, limits):
+        # The bytes too, to nowhere: a zip's local header, sizes and CRC are checked
+        # only as an entry is read, so a lie is refused at upload, not in the job.
+        if not entry.folder:
+            for _ in read():
+                pass
         entries.append(entry)
     return Checked(found or "", tuple(entries), sum(e.size for e in entries))
 

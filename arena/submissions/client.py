@@ -30,6 +30,7 @@ from .archive import (
     CONTENT_TYPES,
     DEFAULT_LIMITS,
     GZIP,
+    MAX_DEPTH,
     ArchiveError,
     ArchiveLimits,
     check_archive,
@@ -130,9 +131,13 @@ def pack(folder: Path, limits: ArchiveLimits = DEFAULT_LIMITS) -> bytes:
     return packed
 
 
-def _walk(folder: Path, rel: str = "") -> list[tuple[str, os.stat_result]]:
+def _walk(folder: Path, rel: str = "", depth: int = 0) -> list[tuple[str, os.stat_result]]:
     """Every entry below ``folder`` (sorted, folders before their contents), refused
-    as the server would: a symlink, a device, a FIFO or a socket."""
+    as the server would: a symlink, a device, a FIFO or a socket, and folders nested
+    deeper than the server takes (a folder 1200 deep was a RecursionError)."""
+    if depth > MAX_DEPTH:
+        raise ArchiveError("archive-depth", rel, f"nested more than {MAX_DEPTH} folders "
+                           f"deep")
     found = []
     with os.scandir(folder / rel if rel else folder) as listing:
         items = sorted(listing, key=lambda e: e.name)
@@ -146,7 +151,7 @@ def _walk(folder: Path, rel: str = "") -> list[tuple[str, os.stat_result]]:
                                "regular files and folders (copy the file it points to)")
         if stat.S_ISDIR(st.st_mode):
             found.append((path, st))
-            found += _walk(folder, path)
+            found += _walk(folder, path, depth + 1)
         elif stat.S_ISREG(st.st_mode):
             found.append((path, st))
         else:
@@ -169,16 +174,38 @@ def archive_of(path: Path, limits: ArchiveLimits = DEFAULT_LIMITS) -> tuple[byte
     told by its bytes) and its format."""
     if path.is_dir():
         return pack(path, limits), GZIP
-    size = path.stat().st_size
-    if size > limits.max_compressed_bytes:
-        raise ArchiveError("archive-compressed-size", "", f"{path} is {size} bytes: an "
-                           f"archive may be at most {limits.max_compressed_bytes}")
-    data = path.read_bytes()
+    data = _read_archive(path, limits)
     fmt = detect(data[:512])
     if fmt is None:
         raise ArchiveError("archive-format", "", f"{path} is not a tar.gz, tar or zip "
                            f"archive (nor a folder)")
     return data, check(data, fmt, limits)
+
+
+def _read_archive(path: Path, limits: ArchiveLimits) -> bytes:
+    """A ready archive's bytes: a regular file (opened without blocking, so a FIFO
+    cannot hang the client) read to at most the cap. A FIFO blocked for ever, and
+    /dev/zero, whose size is 0, was read without end (found by review)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as err:
+        raise ArchiveError("archive-format", "", f"{path} cannot be read: "
+                           f"{err.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ArchiveError("archive-format", "", f"{path} is not a regular file (nor "
+                               f"a folder): give a .tar.gz, .tar or .zip file")
+        os.set_blocking(fd, True)
+        cap = limits.max_compressed_bytes
+        with os.fdopen(os.dup(fd), "rb") as source:
+            data = source.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        raise ArchiveError("archive-compressed-size", "", f"{path} is over {cap} bytes: "
+                           f"an archive may be at most {cap}")
+    return data
 
 
 # ------------------------------------------------------------------- the API

@@ -19,11 +19,17 @@ logged. A kill -9 leaves jobs in building or checking; :meth:`Pipeline.start` se
 them back to received (a job started ``jobs.max_attempts`` times fails instead) and
 runs them again: keeping a bot's copy finds the one already made, and a version is
 added only with the job's move to active, so each job adds at most one version.
-One pipeline per database.
+
+One pipeline per database: a pipeline runs jobs only while it holds the lock file
+``DB.pipeline`` (``flock``, which a kill -9 frees). A second server on the same
+database by mistake waits: its start once set the first's running jobs back to
+received, and ran them a second time beside the first (found by review). When the
+first is gone the waiting one takes the lock, recovers what it left, and runs on.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -39,6 +45,7 @@ from typing import Any
 from arena.botstore import keep_bot
 from leaderboard.store import Store
 from leaderboard.store.rows import SubmissionRow
+from leaderboard.store.writes_submissions import AuthorDisabled, BotRetired
 from referee import gate, scratch
 from referee.botfiles import MANIFEST
 from referee.errors import BotSpecError, RefereeError
@@ -91,11 +98,56 @@ class Pipeline:
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
         self.work = config.data_path / "jobs"
+        self._leading = threading.Lock()
+        self._lock_fd: int | None = None
+        self._waiting_said = False
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file of the database's one running pipeline."""
+        db = Path(self.config.db_path)
+        return db.with_name(db.name + ".pipeline")
+
+    def lead(self) -> bool:
+        """Whether this pipeline runs the database's jobs: it holds the lock, or takes it
+        now (and then recovers what a pipeline before it left); False while another
+        pipeline holds it."""
+        with self._leading:
+            if self._lock_fd is not None:
+                return True
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if not self._waiting_said:
+                    self._waiting_said = True
+                    log.warning("another pipeline runs the jobs of %s (its lock %s is "
+                                "held): this one waits, and takes over when it stops",
+                                self.config.db_path, self.lock_path)
+                return False
+            except BaseException:
+                os.close(fd)
+                raise
+            self._lock_fd = fd
+            try:
+                self.recover()
+            except BaseException:
+                self._release()
+                raise
+            return True
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # and with it the flock
+            self._lock_fd = None
 
     # ------------------------------------------------------------- running
     def start(self) -> None:
-        """Set interrupted jobs back, then start ``jobs.workers`` worker threads."""
-        self.recover()
+        """Lead if no other pipeline does (setting interrupted jobs back), then start
+        ``jobs.workers`` worker threads (which wait while another pipeline leads)."""
+        self._stop.clear()
+        self.lead()
         for n in range(self.jobs.workers):
             thread = threading.Thread(target=self._worker, name=f"arena-submissions-{n}",
                                       daemon=True)
@@ -112,7 +164,11 @@ class Pipeline:
         self._wake.set()
         for thread in self._threads:
             thread.join(timeout_s)
+        alive = any(thread.is_alive() for thread in self._threads)
         self._threads.clear()
+        with self._leading:
+            if not alive:  # a worker still in its job keeps the lead until it ends
+                self._release()
 
     def recover(self) -> list[tuple[int, bool]]:
         """Jobs a kill left in building or checking: set back to received (True) or, after
@@ -134,7 +190,7 @@ class Pipeline:
         try:
             while not self._stop.is_set():
                 try:
-                    ran = self.run_once(store)
+                    ran = self.lead() and self.run_once(store)
                 except Exception:  # the store busy, say: logged, and the worker goes on
                     log.exception("the submissions worker could not take or finish a job")
                     ran = False
@@ -164,6 +220,8 @@ class Pipeline:
     # ----------------------------------------------------------------- a job
     def run_job(self, store: Store, row: SubmissionRow) -> None:
         """Build, check and keep one submission (it is ``building``)."""
+        if store.author_disabled(row.author_id):  # nothing of theirs is built or run
+            raise JobFailed(str(AuthorDisabled(row.id)))
         self.work.mkdir(parents=True, exist_ok=True)
         folder = Path(scratch.mkdtemp("arena-job-", dir=str(self.work)))
         try:
@@ -187,7 +245,11 @@ class Pipeline:
                                           greet=False)
             except BotSpecError as err:
                 raise JobFailed(f"the bot could not be stored: {err}", **kept) from None
-            bot, _ = store.activate_submission(row.id, digest, str(stored), "folder", **kept)
+            try:
+                bot, _ = store.activate_submission(row.id, digest, str(stored), "folder",
+                                                   **kept)
+            except (BotRetired, AuthorDisabled) as err:
+                raise JobFailed(str(err), **kept) from None
             log.info("submission %d: active as %s version %d", row.id, row.bot_name,
                      bot["version"])
         finally:

@@ -34,6 +34,7 @@ from arena.submissions import (
 )
 from leaderboard.store import Store, StoreBusyError, StoreError, StoreReader
 from leaderboard.store.rows import Author
+from leaderboard.store.writes_submissions import BotRetired
 from leaderboard.web.author_data import LOG_CHARS, author_bots, bot_logs
 from leaderboard.web.data import PageError
 from referee.errors import BotSpecError
@@ -44,6 +45,9 @@ from .config import ConfigError, ServerConfig
 
 MAX_LIST = 500
 """Rows a list call returns at most."""
+MAX_ID = (1 << 63) - 1
+"""The largest id or version SQLite can hold: a path's number past it is a 404, never an
+OverflowError (a 500; found by review)."""
 
 
 class ApiError(HTTPException):
@@ -119,7 +123,7 @@ async def submission(request: Request) -> Response:
     """``GET /api/v1/submissions/{id}``: one submission's state, report and logs."""
     author = await run_in_threadpool(api_author, request)
     row = await _read(request, _visible_submission, author,
-                      int(request.path_params["submission_id"]))
+                      _path_int(request, "submission_id", "submission"))
     return JSONResponse(submission_json(row))
 
 
@@ -171,6 +175,17 @@ async def logs(request: Request) -> Response:
     return JSONResponse({"bot": name, "logs": await _read(request, read)})
 
 
+def _path_int(request: Request, key: str, what: str) -> int:
+    """A path's id or version: digits within SQLite's integers, else the 404 of a thing
+    that does not exist (Starlette's ``int`` convertor took any digits, and a number
+    past SQLite's range or Python's 4300 digits was a 500; found by review)."""
+    value = request.path_params[key]
+    if not (value.isascii() and value.isdigit() and len(value) <= 19
+            and int(value) <= MAX_ID):
+        raise _not_found(f"you have no {what} {value[:40]!r}")
+    return int(value)
+
+
 def _int_param(request: Request, key: str) -> int | None:
     value = request.query_params.get(key)
     if value is None:
@@ -184,7 +199,8 @@ def _int_param(request: Request, key: str) -> int | None:
 async def archive(request: Request) -> Response:
     """``GET /api/v1/bots/{name}/versions/{version}/archive``: the archive I submitted."""
     author = await run_in_threadpool(api_author, request)
-    name, version = request.path_params["name"], int(request.path_params["version"])
+    name = request.path_params["name"]
+    version = _path_int(request, "version", f"version of bot {name[:80]!r} numbered")
 
     def find(reader: StoreReader) -> Any:
         if name not in _names(reader, author) and not author.admin:
@@ -217,11 +233,16 @@ async def submit(request: Request) -> Response:
     if not game:
         raise ApiError(400, "game-missing", "say which game the bot plays: ?game=GAME")
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() \
-            and int(declared) > config.uploads.max_compressed_bytes:
+    if declared is not None and not (declared.isascii() and declared.isdigit()):
+        # Behind uvicorn its parser refuses these first; in the app, '²' passed isdigit()
+        # and 5000 digits passed Python's int() limit: each was a 500 (found by review).
+        raise ApiError(400, "bad-request", f"Content-Length {declared[:40]!r} is not a "
+                                           f"number of bytes")
+    if declared is not None and (len(declared) > 18
+                                 or int(declared) > config.uploads.max_compressed_bytes):
         # Refused before a byte of the body is read (issue 15 §3).
         raise ApiError(413, "archive-compressed-size",
-                       f"the upload is {int(declared)} bytes; at most "
+                       f"the upload is {declared[:40]} bytes; at most "
                        f"{config.uploads.max_compressed_bytes} bytes are taken")
     fmt = format_of(request.headers.get("content-type"))
     claim = claim_for(config)
@@ -235,7 +256,7 @@ async def submit(request: Request) -> Response:
 
 
 REFUSALS = (ArchiveError, SubmissionLimitError, accounts.BotLimitReached,
-            accounts.BotOwned, accounts.BotNameError, BotSpecError, ConfigError,
+            accounts.BotOwned, accounts.BotNameError, BotRetired, BotSpecError, ConfigError,
             GameConfigError, StoreBusyError)
 """What accepting a submission may refuse it with (:func:`refusal` says how)."""
 
@@ -253,6 +274,10 @@ def refusal(err: Exception) -> ApiError:
         return ApiError(429, "limit-bots-per-author", str(err))
     if isinstance(err, accounts.BotOwned):
         return ApiError(403, "bot-owned", str(err))
+    if isinstance(err, BotRetired):
+        return ApiError(403, "bot-disabled", str(err))
+    if isinstance(err, GameConfigError):  # no such game: it was a 500 (found by review)
+        return ApiError(400, "game-unknown", str(err))
     if isinstance(err, StoreBusyError):
         return ApiError(503, "busy", "the database is busy; try again in a moment")
     return ApiError(400, "bad-request", str(err))
@@ -331,10 +356,10 @@ def routes() -> list[BaseRoute]:
         Route(f"{v1}/bots", bots, methods=["GET"]),
         Route(f"{v1}/bots/{{name}}/versions", submit, methods=["POST"]),
         Route(f"{v1}/bots/{{name}}/logs", logs, methods=["GET"]),
-        Route(f"{v1}/bots/{{name}}/versions/{{version:int}}/archive", archive,
+        Route(f"{v1}/bots/{{name}}/versions/{{version}}/archive", archive,
               methods=["GET"]),
         Route(f"{v1}/submissions", submissions, methods=["GET"]),
-        Route(f"{v1}/submissions/{{submission_id:int}}", submission, methods=["GET"]),
+        Route(f"{v1}/submissions/{{submission_id}}", submission, methods=["GET"]),
         Route(f"{v1}/admin/{{kind:str}}/{{name}}/{{action:str}}", admin_action,
               methods=["POST"]),
     ]

@@ -61,6 +61,18 @@ class SubmissionReads(Connection):
             "SELECT DISTINCT bot_name FROM submissions WHERE author_id = ? AND "
             "state != 'failed' ORDER BY bot_name", (author_id,))]
 
+    def bot_retired(self, name: str) -> bool:
+        """Whether bot ``name`` has versions and every one is removed (the organiser
+        disabled it, or ``arena bot remove``): it takes no new version (issue 15 §4)."""
+        found = self._one("SELECT COUNT(*) AS n, COUNT(removed_at) AS gone FROM bots "
+                          "WHERE name = ?", (name,))
+        return bool(found and found["n"] and found["n"] == found["gone"])
+
+    def author_disabled(self, author_id: int) -> bool:
+        """Whether the author of this id is disabled by the organiser (issue 15 §4)."""
+        found = self._one("SELECT disabled_at FROM authors WHERE id = ?", (author_id,))
+        return found is not None and found["disabled_at"] is not None
+
     def archive_in_use(self, sha256: str) -> bool:
         """Whether a submission refers to the archive of this digest (a sweep keeps it)."""
         return self._one("SELECT 1 AS x FROM submissions WHERE archive_sha256 = ? LIMIT 1",

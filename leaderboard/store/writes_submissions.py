@@ -33,6 +33,28 @@ class SubmissionLimitError(StoreError):
         self.limit, self.value = limit, value
 
 
+class BotRetired(StoreError):
+    """A submission to a bot whose every version the organiser removed (disabled): it
+    takes no new version until the organiser enables it again (issue 15 §4). A new
+    upload, or the same archive again (whose removed version came back to life),
+    undid the organiser's disabling (found by review)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"bot {name!r} was disabled by the organiser: it takes no new "
+                         f"version until the organiser enables it again")
+        self.name = name
+
+
+class AuthorDisabled(StoreError):
+    """A submission whose author the organiser disabled after it was received: it adds
+    no version (their token stopped at once, but a job already received went on to
+    active and played; found by review)."""
+
+    def __init__(self, submission_id: int) -> None:
+        super().__init__(f"its author was disabled by the organiser after submission "
+                         f"{submission_id} was received: no version is added")
+
+
 class SubmissionWrites(SubmissionReads):
     """The writes of the ``submissions`` table (a mixin of the writing Store)."""
 
@@ -53,6 +75,8 @@ class SubmissionWrites(SubmissionReads):
         limited, the organiser's); SubmissionLimitError names the limit that refused it."""
         doing = f"storing a submission of bot {bot_name!r}"
         with self.transaction(doing):
+            if self.bot_retired(bot_name):
+                raise BotRetired(bot_name)
             if per_day is not None and self.submissions_since(author_id, since) >= per_day:
                 raise SubmissionLimitError(
                     "submissions-per-day", per_day, f"at most {per_day} submissions a day "
@@ -117,12 +141,17 @@ class SubmissionWrites(SubmissionReads):
         """In one transaction: add the checked bot as its name's newest version (or find
         the same content) and move the submission ``checking -> active`` with it. A
         submission not in ``checking`` changes nothing (StoreError): no version is added
-        for a job moved meanwhile, so each is added once."""
+        for a job moved meanwhile, so each is added once; nor for a bot or an author the
+        organiser disabled meanwhile (BotRetired, AuthorDisabled)."""
         row = self.submission(submission_id)
         if row is None:
             raise StoreError(f"no submission {submission_id}")
         doing = f"activating submission {submission_id}"
         with self.transaction(doing):
+            if self.bot_retired(row.bot_name):  # disabled while its job ran
+                raise BotRetired(row.bot_name)
+            if self.author_disabled(row.author_id):
+                raise AuthorDisabled(submission_id)
             bot, created = self.add_bot(row.bot_name, digest, path, kind)
             if not self.move_submission(submission_id, "checking", "active", **fields):
                 raise StoreError(f"submission {submission_id} is no longer checking; "

@@ -163,6 +163,17 @@ def pax_bomb(size: int = 256 << 20) -> bytes:
     return b"".join(out)
 
 
+def padding_bomb(size: int = 256 << 20) -> bytes:
+    """A good tar.gz whose stream goes on with ``size`` bytes of zeros after the tar's end
+    (a tar's own padding is zeros): no header counts them, only the stream's count."""
+    compress = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out = [compress.compress(files(GOOD_FILES, gz=False))]
+    zeros = bytes(1 << 20)
+    out += [compress.compress(zeros) for _ in range(size >> 20)]
+    out.append(compress.flush())
+    return b"".join(out)
+
+
 def zip_bomb(size: int = 64 << 20) -> bytes:
     """A zip of one file of ``size`` zeros (64 MiB, deflated to about 64 KiB)."""
     buffer = io.BytesIO()
