@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -344,3 +345,58 @@ def push(port: int, head: bytes, chunks: Iterable[bytes], *, chunked: bool,
         sock.close()
     found = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
     return Pushed(int(found[1]) if found else 0, sent, answer, time.monotonic() - began)
+
+
+class SlowLink:
+    """A TCP relay on loopback that carries a client's bytes to the server at about
+    ``rate`` bytes a second through small buffers, as a real network would (loopback's
+    megabytes of socket buffers otherwise take a whole upload at once); the server's
+    answers come back at once, and when the server closes its end, so does the relay."""
+
+    def __init__(self, port: int, rate: int = 1 << 20) -> None:
+        self.upstream, self.rate = port, rate
+        self.sock = socket.create_server((HOST, 0))
+        self.port = self.sock.getsockname()[1]
+        self.closed = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+            server = socket.create_connection((HOST, self.upstream), timeout=60)
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 16384)
+            done = threading.Event()
+            threading.Thread(target=self._up, args=(client, server, done), daemon=True).start()
+            threading.Thread(target=self._down, args=(server, client, done),
+                             daemon=True).start()
+
+    def _up(self, client: socket.socket, server: socket.socket, done: threading.Event) -> None:
+        piece = max(1024, self.rate // 50)
+        try:
+            while not done.is_set() and (data := client.recv(piece)):
+                server.sendall(data)
+                time.sleep(len(data) / self.rate)
+        except OSError:
+            pass
+
+    def _down(self, server: socket.socket, client: socket.socket, done: threading.Event) -> None:
+        try:
+            while data := server.recv(65536):
+                client.sendall(data)
+        except OSError:
+            pass
+        done.set()  # the server closed: so does the relay, on both sides
+        for end in (server, client):
+            end.close()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.sock.close()

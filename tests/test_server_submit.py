@@ -18,6 +18,7 @@ from referee.sandbox import probe
 from tests.helpers import arena
 from tests.server_helpers import (
     GOOD_FILES,
+    SlowLink,
     add_author,
     bearer,
     bot_folder,
@@ -134,3 +135,29 @@ def test_arena_submit_reports_a_refusal_and_the_server_keeps_nothing(tmp_path: P
         assert out.returncode == 1 and "archive-compressed-size" in out.stderr, out.stderr
         listed = http(server.port, "GET", "/api/v1/submissions", headers=bearer(token))
         assert listed.json() == {"submissions": []}
+
+
+def test_a_refusal_before_the_body_is_read_reaches_the_author_over_a_slow_link(
+        tmp_path: Path) -> None:
+    """Over a real network the server refuses an upload (a wrong token, a size over its
+    cap) while the client is still sending, drops the rest of the body until the request
+    deadline, then closes: the author must read that refusal, not "cannot reach the
+    server: Broken pipe" (loopback's big buffers and a fast send hid it). A 3 MB bot at
+    1 MB/s against a 2 s deadline; on the internet, a 20 MB bot at 1 MB/s does it at the
+    default 10 s."""
+    config = write_config(tmp_path, uploads={"max_compressed_mb": 1})
+    token = add_author(tmp_path / "arena.db", "ada")
+    big = bot_folder(tmp_path / "big", {**GOOD_FILES, "data.bin": os.urandom(3_000_000)})
+    with serving(config, "--request-timeout", "2") as server:
+        link = SlowLink(server.port)
+        try:
+            out = arena("submit", str(big), "--name", "big", "--game", "stop-me",
+                        "--server", link.url, env={"ARENA_TOKEN": "arena_" + "x" * 43})
+            assert out.returncode == 1, out.stderr
+            assert "401, token-invalid" in out.stderr, out.stderr
+            out = arena("submit", str(big), "--name", "big", "--game", "stop-me",
+                        "--server", link.url, env={"ARENA_TOKEN": token})
+            assert out.returncode == 1, out.stderr
+            assert "413, archive-compressed-size" in out.stderr, out.stderr
+        finally:
+            link.close()
