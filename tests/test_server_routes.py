@@ -180,7 +180,7 @@ TRICKS = [  # each archive trick of issue 15 §3: its builder, the rule, the ent
     ("control_name", "archive-name-control", "a\x1b[2Jb"),
     ("zip_symlink", "archive-symlink", "bot.py"), ("zip_fifo", "archive-fifo", "pipe"),
     ("zip_bomb", "archive-ratio", "zeros"), ("tar_bomb", "archive-unpacked-size", "zeros"),
-    ("pax_bomb", "archive-ratio", ""),
+    ("pax_bomb", "archive-header", ""),
 ]
 
 
