@@ -342,7 +342,7 @@ def test_the_page_refreshes_itself_only_while_a_submission_is_in_flight(site) ->
     client, tokens = site
     sign_in(client, tokens["ada"])  # ada's "queued" is received: no pipeline runs here
     page = client.get("/me/").text
-    assert '<meta http-equiv="refresh" content="3">' in page
+    assert '<meta http-equiv="refresh" content="3; url=/me/">' in page
     assert 'data-state="received"' in page
     assert '<meta http-equiv="refresh"' in client.get("/me/bot/queued/").text
     bob = TestClient(client.app, follow_redirects=False)
