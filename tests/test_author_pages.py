@@ -7,7 +7,6 @@ and seat replays answered exactly as nothing is, markup in names and stderr esca
 from __future__ import annotations
 
 import html
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -24,13 +23,11 @@ from arena.web.api import claim_for
 from arena.web.competition import competition_app
 from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store, StoreReader
-from referee.sandbox import probe
 from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
 
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
-GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+from .server_helpers import GOOD, bubblewrap
+
 MARKUP = "<img src=x onerror=alert(1)>"
 """A bot name of markup (claim_bot takes it: no '/', ',' or '@')."""
 STDERR_BOT = """\
