@@ -1,6 +1,8 @@
-"""Shared by the end-to-end tests of the competition server (tests/test_server_*.py,
-issue 15 §5): the real ``arena serve --submissions --config arena.toml`` in a
-subprocess on a free loopback port, and plain HTTP over real sockets to it.
+"""What the competition server's tests share (issue 15): the sandbox marker, an author
+as accepting needs one, a pipeline's database, a good bot's files; and, for the
+end-to-end tests (tests/test_server_*.py, §5), the real ``arena serve --submissions
+--config arena.toml`` in a subprocess on a free loopback port, with plain HTTP over
+real sockets to it.
 
 Nothing here is a stand-in: the server is the command an organiser runs, its authors
 are made with ``arena author add``, and requests go through the kernel's loopback.
@@ -15,6 +17,7 @@ import re
 import select
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,13 +28,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from arena.web.config import ServerConfig, parse_config
+from leaderboard.store import Store
+from referee.sandbox import probe
 from tests.helpers import GOOD_BOT, arena, environment
+
+bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
+                                reason=f"bubblewrap cannot run here: {probe().reason}")
+"""The real sandbox: skipped where bubblewrap cannot run, never skipped on CI."""
+
+GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+"""A bot folder that passes the check, as an archive's files."""
 
 HOST = "127.0.0.1"
 START_S = 60.0
 """How long the server may take to print its address (a loaded machine)."""
-GOOD_FILES = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+GOOD_FILES = GOOD
 """A bot that passes the check: it plays the first legal action."""
+
+
+@dataclass(frozen=True)
+class Who:
+    """An author as accepting a submission needs one (``arena.accounts.Author`` has it)."""
+
+    id: int
+    admin: bool = False
+
+
+def pipeline_setup(tmp_path: Path, **jobs: object) -> tuple[Store, ServerConfig]:
+    """A database with author 1 (ada) and settings that run jobs in the real sandbox."""
+    db = tmp_path / "arena.db"
+    config = parse_config({"server": {"database": str(db), "data_dir": str(tmp_path / "data")},
+                           "jobs": {"sandbox": "required", "check_games": 1, **jobs}})
+    store = Store(db)
+    with sqlite3.connect(db) as conn:  # as arena.accounts.add_author makes one
+        conn.execute("INSERT INTO authors (name, token_hash, created_at, token_set_at) "
+                     "VALUES ('ada', 'h', 'now', 'now')")
+    return store, config
 
 
 def write_config(tmp_path: Path, **sections: dict[str, Any]) -> Path:

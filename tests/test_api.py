@@ -3,7 +3,6 @@ lifespan running the real submission pipeline in the sandbox) over a real SQLite
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,14 +14,9 @@ from arena import accounts
 from arena.web.competition import competition_app
 from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store
-from referee.sandbox import probe
-from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
 
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
-
-GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+from .server_helpers import GOOD, bubblewrap
 
 
 def config_for(tmp_path: Path, **limits: int) -> ServerConfig:

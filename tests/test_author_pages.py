@@ -7,7 +7,6 @@ and seat replays answered exactly as nothing is, markup in names and stderr esca
 from __future__ import annotations
 
 import html
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -24,13 +23,11 @@ from arena.web.api import claim_for
 from arena.web.competition import competition_app
 from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store, StoreReader
-from referee.sandbox import probe
 from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
 
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
-GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+from .server_helpers import GOOD, bubblewrap
+
 MARKUP = "<img src=x onerror=alert(1)>"
 """A bot name of markup (claim_bot takes it: no '/', ',' or '@')."""
 STDERR_BOT = """\
@@ -342,7 +339,7 @@ def test_the_page_refreshes_itself_only_while_a_submission_is_in_flight(site) ->
     client, tokens = site
     sign_in(client, tokens["ada"])  # ada's "queued" is received: no pipeline runs here
     page = client.get("/me/").text
-    assert '<meta http-equiv="refresh" content="3">' in page
+    assert '<meta http-equiv="refresh" content="3; url=/me/">' in page
     assert 'data-state="received"' in page
     assert '<meta http-equiv="refresh"' in client.get("/me/bot/queued/").text
     bob = TestClient(client.app, follow_redirects=False)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import probe
 from tests.helpers import processes_mentioning, processes_mentioning_now
 from tests.hostile import archives as hostile
 from tests.server_helpers import (
@@ -26,6 +25,7 @@ from tests.server_helpers import (
     Served,
     add_author,
     bearer,
+    bubblewrap,
     http,
     serving,
     start_server,
@@ -33,9 +33,7 @@ from tests.server_helpers import (
     write_config,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox,
-              pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                 reason=f"bubblewrap cannot run here: {probe().reason}")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, bubblewrap]
 
 SLOW_BOT = b"""\
 import sys, time

@@ -20,7 +20,6 @@ from itsdangerous import TimestampSigner
 
 from arena import accounts
 from leaderboard.store import Store
-from referee.sandbox import probe
 from tests.helpers import arena
 from tests.hostile import archives as hostile
 from tests.server_helpers import (
@@ -28,6 +27,7 @@ from tests.server_helpers import (
     Served,
     add_author,
     bearer,
+    bubblewrap,
     http,
     raw_request,
     serving,
@@ -36,9 +36,6 @@ from tests.server_helpers import (
 )
 
 pytestmark = pytest.mark.slow
-
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
 
 SECRETS = (b"root:x:0:", b"def create_app", b"SQLite format 3", b"[server]",
            b"CANARY-outside-the-site")

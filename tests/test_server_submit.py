@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.sandbox import probe
 from tests.helpers import arena
 from tests.server_helpers import (
     GOOD_FILES,
@@ -22,14 +21,13 @@ from tests.server_helpers import (
     add_author,
     bearer,
     bot_folder,
+    bubblewrap,
     http,
     serving,
     write_config,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.sandbox,
-              pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                 reason=f"bubblewrap cannot run here: {probe().reason}")]
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox, bubblewrap]
 
 SECOND_BOT = b"""\
 from protocol.client import run

@@ -16,7 +16,6 @@ import tarfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,13 +34,12 @@ from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store
 from referee.errors import BotSpecError
 from referee.games import GameError
-from referee.sandbox import probe
 from tests.helpers import GOOD_BOT, arena
 from tests.hostile import archives as hostile
 
+from .server_helpers import Who, bubblewrap
+
 TOKEN = "t0ken-of-ada"
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
 
 
 # ------------------------------------------------------------------ packing
@@ -122,10 +120,6 @@ def test_submit_takes_no_token_argument() -> None:
 
 
 # ------------------------------------------------------------------ a real server
-@dataclass(frozen=True)
-class Who:
-    id: int
-    admin: bool = False
 
 
 def error(status: int, code: str, message: str) -> JSONResponse:

@@ -4,45 +4,21 @@ real SQLite file."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from arena.submissions import accept
 from arena.submissions.pipeline import Pipeline
-from arena.web.config import ServerConfig, parse_config
+from arena.web.config import ServerConfig
 from leaderboard.store import Store
-from referee.sandbox import probe
 from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
 
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
-
-
-@dataclass(frozen=True)
-class Who:
-    id: int
-    admin: bool = False
-
-
-def setup(tmp_path: Path, **jobs: object) -> tuple[Store, ServerConfig]:
-    db = tmp_path / "arena.db"
-    config = parse_config({"server": {"database": str(db), "data_dir": str(tmp_path / "data")},
-                           "jobs": {"sandbox": "required", "check_games": 1, **jobs}})
-    store = Store(db)
-    with sqlite3.connect(db) as conn:
-        conn.execute("INSERT INTO authors (name, token_hash, created_at, token_set_at) "
-                     "VALUES ('ada', 'h', 'now', 'now')")
-    return store, config
-
-
-GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+from .server_helpers import GOOD, Who, bubblewrap, pipeline_setup
 
 
 def received(store: Store, config: ServerConfig, files: dict[str, bytes],
@@ -71,7 +47,7 @@ def test_a_second_pipeline_on_one_database_leaves_the_first_ones_jobs_alone(
     job back to received and ran it a second time, beside the first. Now one pipeline
     leads (a lock beside the database, which a kill -9 frees); the other waits, and takes
     over (recovering what the first left) when the first is gone."""
-    store, config = setup(tmp_path, build_timeout_s=120)
+    store, config = pipeline_setup(tmp_path, build_timeout_s=120)
     sleepy = {**GOOD, "bot.toml": f'run = ["bot.py"]\nbuild = ["{sys.executable}", "-c", '
                                   f'"import time; time.sleep(8)"]\n'.encode()}
     first, second = Pipeline(config), Pipeline(config)
@@ -132,7 +108,7 @@ def test_a_build_that_makes_anything_big_fails_in_time_with_a_bounded_log(
     """Issue 15 §3 and the guide: a limit on anything a bot can make big holds at every
     step, builds included: the job fails within the build's time limit, with a clear
     reason and a log of at most jobs.log_kb, and the next job runs."""
-    store, config = setup(tmp_path, build_timeout_s=20, log_kb=8)
+    store, config = pipeline_setup(tmp_path, build_timeout_s=20, log_kb=8)
     script, said = BUILDS[kind]
     files = {**GOOD, "build.py": script.encode(),
              "bot.toml": b'run = ["bot.py"]\nbuild = ["python3", "build.py"]\n'}
@@ -152,7 +128,7 @@ def test_a_build_that_makes_anything_big_fails_in_time_with_a_bounded_log(
 @bubblewrap
 def test_a_bot_that_prints_gigabytes_of_stderr_fails_its_check_with_bounded_logs(
         tmp_path: Path) -> None:
-    store, config = setup(tmp_path, log_kb=8, check_timeout_s=120)
+    store, config = pipeline_setup(tmp_path, log_kb=8, check_timeout_s=120)
     noisy = GOOD_BOT.replace("from protocol", "import os, threading\n"
                              "def spam():\n    line = b'\\x1b[2J<b>' * 8000 + b'\\n'\n"
                              "    while True:\n        os.write(2, line)\n"
@@ -175,7 +151,7 @@ def test_a_bot_that_prints_gigabytes_of_stderr_fails_its_check_with_bounded_logs
 @pytest.mark.sandbox
 @bubblewrap
 def test_a_job_of_a_bot_disabled_while_it_ran_adds_no_live_version(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     assert run_one(store, config, GOOD).state == "active"
     sid = received(store, config, {**GOOD, "v2.txt": b"2"})
     store.remove_bot("mine")  # the organiser disables it while the job waits
@@ -193,7 +169,7 @@ def test_a_job_of_an_author_disabled_while_it_waited_adds_no_version(tmp_path: P
     their submission already received went on to active and played."""
     from arena import accounts
 
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     sid = received(store, config, GOOD)
     accounts.disable(store, "ada")
     assert Pipeline(config).run_once(store)
@@ -214,7 +190,7 @@ def test_a_job_of_an_author_disabled_while_it_waited_adds_no_version(tmp_path: P
 ], ids=["missing", "not-executable", "outside", "bad-manifest"])
 def test_a_bot_whose_run_file_is_wrong_fails_with_a_clear_reason(
         tmp_path: Path, manifest: bytes, files: dict[str, bytes], said: str) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run_one(store, config, {**GOOD, **files, "bot.toml": manifest})
     assert done.state == "failed", (done.state, done.error)
     told = (done.error or "") + " ".join((done.report or {}).get("problems", [])) \
@@ -225,7 +201,7 @@ def test_a_bot_whose_run_file_is_wrong_fails_with_a_clear_reason(
 @pytest.mark.sandbox
 @bubblewrap
 def test_the_same_archive_twice_and_under_two_names(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     one = run_one(store, config, GOOD)
     again = run_one(store, config, GOOD)
     assert (one.state, one.version, again.state, again.version) == ("active", 1, "active", 1)

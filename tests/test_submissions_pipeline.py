@@ -5,43 +5,22 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from arena.submissions import accept
 from arena.submissions.pipeline import Pipeline, bot_root, tail
-from arena.web.config import ServerConfig, parse_config
+from arena.web.config import ServerConfig
 from leaderboard.store import Store
-from referee.sandbox import probe
-from tests.helpers import GOOD_BOT, environment
+from tests.helpers import GOOD_BOT, environment, processes_mentioning_now
 from tests.hostile import archives as hostile
 
-bubblewrap = pytest.mark.skipif(not probe().namespaces and not os.environ.get("CI"),
-                                reason=f"bubblewrap cannot run here: {probe().reason}")
-
-
-@dataclass(frozen=True)
-class Who:
-    id: int
-    admin: bool = False
-
-
-def setup(tmp_path: Path, **jobs: object) -> tuple[Store, ServerConfig]:
-    db = tmp_path / "arena.db"
-    config = parse_config({"server": {"database": str(db), "data_dir": str(tmp_path / "data")},
-                           "jobs": {"sandbox": "required", "check_games": 1, **jobs}})
-    store = Store(db)
-    with sqlite3.connect(db) as conn:  # the accounts part's add_author makes these
-        conn.execute("INSERT INTO authors (name, token_hash, created_at, token_set_at) "
-                     "VALUES ('ada', 'h', 'now', 'now')")
-    return store, config
+from .server_helpers import Who, bubblewrap, pipeline_setup
 
 
 def bot_archive(files: dict[str, str]) -> bytes:
@@ -62,7 +41,7 @@ def run(store: Store, config: ServerConfig, files: dict[str, str], name: str = "
 @pytest.mark.sandbox
 @bubblewrap
 def test_a_good_bot_goes_active_as_its_names_newest_version(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run(store, config, {**GOOD, "bot.py": GOOD_BOT.replace(
         "from protocol", "import sys\nprint('hello from the bot', file=sys.stderr)\nfrom protocol")})
     assert done.state == "active", (done.error, done.report)
@@ -80,7 +59,7 @@ def test_a_good_bot_goes_active_as_its_names_newest_version(tmp_path: Path) -> N
 @pytest.mark.sandbox
 @bubblewrap
 def test_a_failing_build_fails_with_its_log(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run(store, config, {**GOOD, "bot.toml": f'run = ["bot.py"]\nbuild = '
                                f'["{sys.executable}", "-c", "import sys; print(\'make: '
                                f'*** no rule <b>\', file=sys.stderr); sys.exit(2)"]\n'})
@@ -93,7 +72,7 @@ def test_a_failing_build_fails_with_its_log(tmp_path: Path) -> None:
 @pytest.mark.sandbox
 @bubblewrap
 def test_a_successful_builds_output_is_kept_for_its_author(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run(store, config, {**GOOD, "bot.toml": f'run = ["bot.py"]\nbuild = '
                                f'["{sys.executable}", "-c", "print(\'compiled 3 files\')"]\n'})
     assert done.state == "active", done.error
@@ -104,7 +83,7 @@ def test_a_successful_builds_output_is_kept_for_its_author(tmp_path: Path) -> No
 @pytest.mark.sandbox
 @bubblewrap
 def test_a_crashing_bot_fails_the_check_with_its_report_and_stderr(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run(store, config, {"bot.toml": 'run = ["bot.py"]\n', "bot.py":
                                "import sys\nprint('Traceback: oops', file=sys.stderr)\n"
                                "sys.exit(3)\n"})
@@ -115,13 +94,13 @@ def test_a_crashing_bot_fails_the_check_with_its_report_and_stderr(tmp_path: Pat
 
 
 def test_an_archive_without_a_manifest_fails_by_name(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     done = run(store, config, {"readme.txt": "hi"})
     assert done.state == "failed" and "bot.toml" in (done.error or "")
 
 
 def test_a_broken_job_fails_with_its_message_and_never_silently(tmp_path: Path) -> None:
-    store, config = setup(tmp_path)
+    store, config = pipeline_setup(tmp_path)
     row = accept(store, config, Who(1), "mine", "stop-me", [bot_archive(GOOD)], None)
     os.unlink(config.data_path / "archives" / row.archive_sha256)
     assert Pipeline(config).run_once(store)
@@ -144,7 +123,7 @@ def test_a_pipeline_killed_mid_build_runs_the_job_again_to_one_version(tmp_path:
     """kill -9 of the process running the pipeline while the bot's build sleeps; a new
     pipeline sets the job back to received and runs it: active exactly once, one
     version, and no build process of the killed one left."""
-    store, config = setup(tmp_path, build_timeout_s=120)
+    store, config = pipeline_setup(tmp_path, build_timeout_s=120)
     files = {**GOOD, "bot.toml": f'run = ["bot.py"]\nbuild = ["{sys.executable}", "-c", '
                                  f'"import time; time.sleep(6)", "sleepy-{tmp_path.name}"]\n'}
     row = accept(store, config, Who(1), "mine", "stop-me", [bot_archive(files)], None)
@@ -190,13 +169,4 @@ def test_a_pipeline_killed_mid_build_runs_the_job_again_to_one_version(tmp_path:
 
 def sleeping(tag: str) -> bool:
     """Whether a build process carrying ``tag`` in its command line runs."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if f"sleepy-{tag}".encode() in cmdline and b"time.sleep" in cmdline:
-            return True
-    return False
+    return bool(processes_mentioning_now(f"sleepy-{tag}"))

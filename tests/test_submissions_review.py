@@ -15,10 +15,9 @@ from arena import accounts
 from arena.web.competition import competition_app
 from arena.web.config import ServerConfig, parse_config
 from leaderboard.store import Store
-from tests.helpers import GOOD_BOT
 from tests.hostile import archives as hostile
 
-GOOD = {"bot.toml": b'run = ["bot.py"]\n', "bot.py": GOOD_BOT.encode()}
+from .server_helpers import GOOD
 
 
 def config_for(tmp_path: Path, **limits: int) -> ServerConfig:

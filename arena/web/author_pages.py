@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -107,7 +108,8 @@ def _me(request: Request, author: Author, status: int = 200, **form: Any) -> Any
             b["submissions"] = b["submissions"][:ME_SUBMISSIONS]
         context = {"error": None, "rule": None, "form_name": "", "form_game": "", **form}
         return page(request, "author/me.html", status=status, author=author, bots=bots,
-                    in_flight=flying, refresh_s=REFRESH_S, game_choices=sorted(GAMES),
+                    in_flight=flying, refresh_s=REFRESH_S, refresh_url=_here(request),
+                    game_choices=sorted(GAMES),
                     max_mb=config_of(request).uploads.max_compressed_mb, **context)
     return build()
 
@@ -189,7 +191,15 @@ async def bot(request: Request) -> Response:
     found = await read(request, _bot, author, request.path_params["name"])
     in_flight = any(s["in_flight"] for s in found["bot"]["submissions"])
     return page(request, "author/bot.html", author=author, in_flight=in_flight,
-                refresh_s=REFRESH_S, **found)
+                refresh_s=REFRESH_S, refresh_url=_here(request), **found)
+
+
+def _here(request: Request) -> str:
+    """The page's own address for its refresh, without the fragment: Chromium treats a
+    refresh to the same URL with a fragment (``/me/#submission-7``, where an upload
+    lands) as a same-document navigation and never reloads (found by the end-to-end
+    tests). Percent-encoded, so no bot name can end the attribute or the ``url=``."""
+    return quote(request.url.path, safe="/")
 
 
 def _seat_replay(reader: StoreReader, author: Author, key: str) -> str:
