@@ -71,9 +71,16 @@ def no_errors(driver: Any) -> None:
 
 
 def wait_until(driver: Any, test: Any, what: str, timeout_s: float = 180.0) -> Any:
+    """Until ``test(driver)`` is true; a page that reloads itself meanwhile (its elements
+    gone stale) is looked at again."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        found = test(driver)
+        try:
+            found = test(driver)
+        except StaleElementReferenceException:
+            found = None
         if found:
             return found
         time.sleep(0.25)
