@@ -57,6 +57,9 @@ class ServerSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     max_connections: Positive = 256
     request_timeout_s: Seconds = 10.0
     idle_timeout_s: Seconds = 5.0
+    upload_timeout_s: Seconds = 300.0
+    """An upload's body must arrive within this of its request's head (a 20 MB bot at
+    70 KB/s); every other request keeps ``request_timeout_s``."""
 
 
 class UploadSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -64,6 +64,10 @@ class ServeLimits:
     """The whole request (line, headers, body) must arrive within this."""
     idle_timeout_s: float = 5.0
     """A keep-alive connection is closed after this long without a new request."""
+    upload_timeout_s: float = 300.0
+    """An upload's body (a bot's archive, to the API or the form) must arrive within this
+    of its request's head: 20 MB in the request deadline would need 2 MB/s (found by the
+    end-to-end tests)."""
 
 
 class LimitError(ValueError):

@@ -25,6 +25,7 @@ import asyncio
 import errno
 import functools
 import logging
+import re
 import socket
 import sys
 import threading
@@ -89,6 +90,15 @@ class Guard:
         return True
 
 
+_UPLOAD = re.compile(r"/api/v1/bots/[^/]+/versions|/me/upload")
+
+
+def is_upload(method: str, path: str) -> bool:
+    """Whether a request is a bot's upload (the API's or the form's), whose body may take
+    ``upload_timeout_s``; decided on the head alone, before the app sees the request."""
+    return method == "POST" and _UPLOAD.fullmatch(path) is not None
+
+
 class GuardedH11(H11Protocol):
     """uvicorn's h11 protocol with a deadline per request, a write timeout, eviction at the
     connection cap and the site's error pages for malformed requests."""
@@ -108,6 +118,8 @@ class GuardedH11(H11Protocol):
         self._served = False
         """Whether it has answered a request (the next one's deadline runs from its first
         byte; the first one's from the connection)."""
+        self._uploading: bool | None = False
+        """Whether the current request is an upload (None: looked at, and it is not)."""
 
     # -- the connection
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -163,6 +175,15 @@ class GuardedH11(H11Protocol):
         if self._request_in():
             self._cancel_deadline()
             self.waiting_since = None
+        elif self._uploading is False and self.cycle is not None and self.cycle.more_body:
+            # The head is in: an upload's body gets the upload deadline, from now; any
+            # other body keeps the request's (docs/server.md, upload_timeout_s).
+            self._uploading = is_upload(self.cycle.scope["method"],
+                                        self.cycle.scope["path"]) or None
+            if self._uploading and self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = self.loop.call_later(self.guard.limits.upload_timeout_s,
+                                                      self._too_slow)
 
     def data_received(self, data: bytes) -> None:
         if self._between_requests() and self.conn.their_state is h11.IDLE \
@@ -183,6 +204,7 @@ class GuardedH11(H11Protocol):
 
     def on_response_complete(self) -> None:
         self._request_start, self._line_bytes, self._served = b"", None, True
+        self._uploading = False
         super().on_response_complete()  # arms uvicorn's idle keep-alive timeout
         if not self.transport.is_closing() and self._between_requests():
             self.waiting_since = time.monotonic()
@@ -383,7 +405,7 @@ def make_server(config: ServerConfig | str | Path, host: str | None = None,
         config = with_overrides(ServerConfig(), database=str(config), host=host, port=port)
     if limits is None:
         limits = ServeLimits(config.server.max_connections, config.server.request_timeout_s,
-                             config.server.idle_timeout_s)
+                             config.server.idle_timeout_s, config.server.upload_timeout_s)
     cap = connection_cap(limits.max_connections)
     sock = bind(config.server.host if host is None else host,
                 config.server.port if port is None else port)
