@@ -69,3 +69,26 @@ def test_a_test_that_needs_the_sandbox_is_marked_sandbox(path: Path) -> None:
             marks = " ".join(_marks(source, d) for d in node.decorator_list)
             if "probe()" in marks:
                 assert "pytest.mark.sandbox" in marks, f"{path.name}::{node.name}"
+
+
+def test_every_file_that_is_not_python_is_installed() -> None:
+    """``pip install .`` (not editable: CI's, a user's) takes only the files that
+    pyproject.toml's package-data names: a template or a stylesheet left out makes the
+    installed ``arena`` fail at import (found by CI)."""
+    import fnmatch
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]
+    missing = []
+    for package in ("arena", "referee", "protocol", "bots", "leaderboard"):
+        for path in sorted((root / package).rglob("*")):
+            if not path.is_file() or path.suffix in (".py", ".pyc") \
+                    or "__pycache__" in path.parts:
+                continue
+            inside = path.relative_to(root / package).as_posix()
+            if not any(fnmatch.fnmatchcase(inside, glob) and inside.count("/") ==
+                       glob.count("/") for glob in data.get(package, [])):
+                missing.append(f"{package}/{inside}")
+    assert missing == [], f"not in [tool.setuptools.package-data]: {missing}"
