@@ -22,6 +22,7 @@ import ipaddress
 import re
 import secrets
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from leaderboard.store import BUILTIN_PREFIX, NameTaken, Store, StoreReader, now
 from leaderboard.store.rows import Author
@@ -289,24 +290,12 @@ def claim_bot(store: Store, author: Author, name: str, *,
     BotLimitReached when it is new and ``author`` (not an admin) owns ``max_bots``
     names already (counted in the same transaction as the claim). BotNameError for a
     name no bot could be stored under (:func:`check_bot_name`)."""
-    check_bot_name(name)
-    if name.casefold().startswith(BUILTIN_PREFIX):
-        raise BotOwned(f"bot name {quoted(name)}: names beginning with {BUILTIN_PREFIX!r} are "
-                       f"the built-in bots'")
     # One write transaction: two authors submitting one new name at once cannot both
     # pass the check and each believe the name is theirs.
     with store.transaction(f"claiming bot name {quoted(name)}"):
-        owner = store.bot_owner(name)
-        # Registered by the organiser (`arena bot add`) before anyone submitted it, in
-        # this or another case (which the bot store would refuse as a second name, so
-        # the claim was of a name no version could ever be added to; found by review).
-        known = store.registered_bot_like(name) if owner is None else None
-        if known is not None:
-            if author.admin:
-                return None
-            shown = "" if known == name else f" (as {known!r})"
-            raise BotOwned(f"bot name {quoted(name)} belongs to the organiser{shown}; choose "
-                           f"another name")
+        owner = check_claim(store, author, name)
+        if owner is None and store.registered_bot_like(name) is not None:
+            return None  # the organiser's bot, and an admin adds to it
         if owner is None:
             owned = store.owned_bots(author.id)
             if max_bots is not None and not author.admin and len(owned) >= max_bots:
@@ -315,6 +304,27 @@ def claim_bot(store: Store, author: Author, name: str, *,
                     f"{author.name!r}, past the limit of {max_bots}; add versions to one "
                     f"of {', '.join(owned)} instead")
             owner = store.claim_bot_name(name, author.id)
+    return owner
+
+
+def check_claim(reader: StoreReader, author: Any, name: str) -> Author | None:
+    """What :func:`claim_bot` would refuse, read only, so a server can refuse an upload
+    to another author's bot before reading its body (found by review): BotNameError,
+    BotOwned, or the owner (None: nobody yet, or the organiser's bot for an admin).
+    ``author`` needs ``id`` and ``admin``."""
+    check_bot_name(name)
+    if name.casefold().startswith(BUILTIN_PREFIX):
+        raise BotOwned(f"bot name {quoted(name)}: names beginning with {BUILTIN_PREFIX!r} are "
+                       f"the built-in bots'")
+    owner = reader.bot_owner(name)
+    # Registered by the organiser (`arena bot add`) before anyone submitted it, in
+    # this or another case (which the bot store would refuse as a second name, so
+    # the claim was of a name no version could ever be added to; found by review).
+    known = reader.registered_bot_like(name) if owner is None else None
+    if known is not None and not author.admin:
+        shown = "" if known == name else f" (as {known!r})"
+        raise BotOwned(f"bot name {quoted(name)} belongs to the organiser{shown}; choose "
+                       f"another name")
     if owner is not None and owner.id != author.id and not author.admin:
         raise BotOwned(f"bot name {quoted(name)} belongs to another author; choose another name")
     return owner

@@ -144,3 +144,27 @@ def test_a_token_in_the_url_is_refused_and_not_used(site) -> None:
     ok = client.get("/api/v1/me", headers=bearer(tokens["ada"]))
     assert ok.json() == {"name": "ada", "admin": False, "created_at": ok.json()["created_at"],
                          "disabled": False}
+
+
+def test_an_upload_to_another_authors_bot_is_refused_before_its_body_is_read(
+        site, tmp_path: Path) -> None:
+    """bob's 20 MB to ada's bot: a 403 from the head alone, the body never read (it was
+    read and checked whole first; found by review)."""
+    client, tokens = site
+    store = Store(tmp_path / "arena.db")
+    ada = accounts.get_author(store, "ada")
+    accounts.claim_bot(store, ada, "adas")
+    store.close()
+    read = []
+
+    def body():
+        for n in range(20):
+            read.append(n)
+            yield b"\0" * (1 << 20)
+    reply = client.post("/api/v1/bots/ADAS/versions", params={"game": "stop-me"},
+                        content=body(), headers={**bearer(tokens["bob"]),
+                                                 "Content-Type": "application/gzip"})
+    assert reply.status_code == 403 and reply.json()["error"]["code"] == "bot-owned"
+    assert len(read) <= 2, f"{len(read)} MB of the body were read"
+    assert not (tmp_path / "data" / "incoming").exists() \
+        or not list((tmp_path / "data" / "incoming").iterdir())

@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena import accounts
 from arena.botstore import check_bot_name
 from leaderboard.store import Store, SubmissionLimitError
 from leaderboard.store.rows import SubmissionRow
@@ -95,6 +96,7 @@ def precheck(store: Store, config: Config, author: Author, bot_name: str, game: 
     get_game(game)
     if store.bot_retired(bot_name):
         raise BotRetired(bot_name)
+    accounts.check_claim(store, author, bot_name)  # another author's bot: before the body
     if author.admin:
         return
     per_day = config.limits.submissions_per_day
