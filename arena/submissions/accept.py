@@ -85,9 +85,11 @@ def _day_ago() -> str:
     return (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def precheck(store: Store, config: Config, author: Author, bot_name: str, game: str) -> None:
+def precheck(store: Store, config: Config, author: Author, bot_name: str, game: str,
+             owned: bool = True) -> None:
     """Refuse what no body could make right, before a byte of it is read: the name, the
-    game, and the per-author limits as they stand (checked again at the insert)."""
+    game, the bot's owner (``owned``: names are claimed, as on the server), and the
+    per-author limits as they stand (checked again at the insert)."""
     if len(bot_name) > MAX_NAME:
         # The request's own fault, not a limit to wait out: a SubmissionLimitError was a
         # 429, which tells a client to try again later (found by review).
@@ -96,7 +98,8 @@ def precheck(store: Store, config: Config, author: Author, bot_name: str, game: 
     get_game(game)
     if store.bot_retired(bot_name):
         raise BotRetired(bot_name)
-    accounts.check_claim(store, author, bot_name)  # another author's bot: before the body
+    if owned:  # names are claimed (the server's accounts): another's bot, before the body
+        accounts.check_claim(store, author, bot_name)
     if author.admin:
         return
     per_day = config.limits.submissions_per_day
@@ -159,7 +162,7 @@ def accept(store: Store, config: Config, author: Author, bot_name: str, game: st
     (the upload, by rule and entry), BotSpecError (the name) or ConfigError (the game).
     ``claim`` is the accounts' ``claim_bot``; the organiser (``author.admin``) is not
     limited."""
-    precheck(store, config, author, bot_name, game)
+    precheck(store, config, author, bot_name, game, claim is not None)
     incoming = _Incoming(config)
     try:
         for chunk in chunks:
@@ -177,7 +180,8 @@ async def accept_async(config: Config, author: Author, bot_name: str, game: str,
     event loop; the checks, the file work and the store run in worker threads, each
     with a Store of ``config.db_path`` of its own (an SQLite connection belongs to the
     thread that opened it)."""
-    await asyncio.to_thread(_with_store, config, precheck, config, author, bot_name, game)
+    await asyncio.to_thread(_with_store, config, precheck, config, author, bot_name, game,
+                            claim is not None)
     incoming = await asyncio.to_thread(_Incoming, config)
     try:
         async for chunk in chunks:

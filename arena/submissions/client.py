@@ -31,12 +31,12 @@ from .archive import (
     CONTENT_TYPES,
     DEFAULT_LIMITS,
     GZIP,
-    MAX_DEPTH,
     ArchiveError,
     ArchiveLimits,
     check_archive,
     detect,
 )
+from .rules import MAX_DEPTH
 
 SKIPPED = frozenset({".git", "__pycache__", ".hg", ".svn"})
 """Folders never packed: version control and caches (their entries add up fast)."""
