@@ -106,3 +106,8 @@ class Connection:
     def close(self) -> None:
         """Close the file."""
         self._conn.close()
+
+
+def marks(values: Sequence[object]) -> str:
+    """The ``?, ?, ...`` of an ``IN (...)`` over ``values``, each a bound parameter."""
+    return ",".join("?" * len(values))

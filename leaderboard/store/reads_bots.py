@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Connection
+from .base import Connection, marks
 from .errors import StoreError
 from .rows import (
     BotFault,
@@ -18,10 +18,6 @@ from .rows import (
     BotRow,
     SeatRecord,
 )
-
-
-def _marks(ids: Sequence[int]) -> str:
-    return ",".join("?" * len(ids))
 
 
 class BotReads(Connection):
@@ -82,7 +78,7 @@ class BotReads(Connection):
         return [BotRating(**r) for r in self._rows(
             f"SELECT r.game, r.bot_id, b.version, r.mu, r.sigma, "
             f"r.mu - 3 * r.sigma AS conservative, r.games, r.wins, r.faults FROM ratings r "
-            f"JOIN bots b ON b.id = r.bot_id WHERE r.bot_id IN ({_marks(bot_ids)}) "
+            f"JOIN bots b ON b.id = r.bot_id WHERE r.bot_id IN ({marks(bot_ids)}) "
             f"ORDER BY r.game, b.version", list(bot_ids))]
 
     def seat_records(self, bot_ids: Sequence[int]) -> list[SeatRecord]:
@@ -93,7 +89,7 @@ class BotReads(Connection):
             f"SUM(s.status != 'ok') AS faults, CASE WHEN SUM(s.asked) > 0 THEN "
             f"CAST(SUM(s.time_ms) AS REAL) / SUM(s.asked) END AS ms "
             f"FROM seats s JOIN games g ON g.id = s.game_id JOIN bots b ON b.id = s.bot_id "
-            f"WHERE s.bot_id IN ({_marks(bot_ids)}) AND g.void = 0 "
+            f"WHERE s.bot_id IN ({marks(bot_ids)}) AND g.void = 0 "
             f"GROUP BY g.game, b.version, s.seat ORDER BY g.game, b.version, s.seat",
             list(bot_ids))]
 
@@ -103,7 +99,7 @@ class BotReads(Connection):
             f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, "
             f"s.rank, s.score, s.status, g.finished_at FROM seats s "
             f"JOIN games g ON g.id = s.game_id JOIN tournaments t ON t.id = g.tournament_id "
-            f"JOIN bots b ON b.id = s.bot_id WHERE s.bot_id IN ({_marks(bot_ids)}) "
+            f"JOIN bots b ON b.id = s.bot_id WHERE s.bot_id IN ({marks(bot_ids)}) "
             f"ORDER BY g.id DESC LIMIT ?", [*bot_ids, limit])]
 
     def bot_faults(self, bot_ids: Sequence[int]) -> list[BotFault]:
@@ -113,7 +109,7 @@ class BotReads(Connection):
             f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, "
             f"s.status, s.faults, s.fault_log FROM seats s JOIN games g ON g.id = s.game_id "
             f"JOIN tournaments t ON t.id = g.tournament_id JOIN bots b ON b.id = s.bot_id "
-            f"WHERE s.bot_id IN ({_marks(bot_ids)}) AND "
+            f"WHERE s.bot_id IN ({marks(bot_ids)}) AND "
             f"(s.status != 'ok' OR s.fault_log != '[]') ORDER BY g.id DESC", list(bot_ids))
         return [BotFault(**{**r, "faults": json.loads(r["faults"] or "{}"),
                             "fault_log": json.loads(r["fault_log"] or "[]")}) for r in rows]
@@ -127,7 +123,7 @@ class BotReads(Connection):
             f"SELECT t.name AS tournament, t.id AS tid, l.match, l.seat, b.version, l.text "
             f"FROM logs l JOIN bots b ON b.id = l.bot_id "
             f"JOIN tournaments t ON t.id = l.tournament_id "
-            f"WHERE l.bot_id IN ({_marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
+            f"WHERE l.bot_id IN ({marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
             [*bot_ids, limit])]
 
     def bot_logs(self, name: str, version: int | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .base import Connection
+from .base import Connection, marks
 from .rows import BotRow
 from .rows_pages import (
     EntrantStanding,
@@ -20,10 +20,6 @@ from .rows_pages import (
 )
 
 
-def _marks(values: Sequence[object]) -> str:
-    return ",".join("?" * len(values))
-
-
 class PageReads(Connection):
     """Reads for the pages: each one query (or two in one snapshot, see the callers)."""
 
@@ -34,7 +30,7 @@ class PageReads(Connection):
             return []
         return [BotRow(**r) for r in self._rows(
             f"SELECT id, name, version, hash, path, kind, added_at, removed_at FROM bots "
-            f"WHERE name IN ({_marks(names)}) ORDER BY name, version", list(names))]
+            f"WHERE name IN ({marks(names)}) ORDER BY name, version", list(names))]
 
     def recent_games(self, bot_ids: Sequence[int], limit: int) -> list[GameWithSeats]:
         """The newest ``limit`` games (by id, newest first) in which any of these bot
@@ -47,7 +43,7 @@ class PageReads(Connection):
             f"s.score, s.status FROM games g JOIN tournaments t ON t.id = g.tournament_id "
             f"JOIN seats s ON s.game_id = g.id JOIN bots b ON b.id = s.bot_id "
             f"WHERE g.id IN (SELECT DISTINCT game_id FROM seats WHERE bot_id IN "
-            f"({_marks(bot_ids)}) ORDER BY game_id DESC LIMIT ?) ORDER BY g.id DESC, s.seat",
+            f"({marks(bot_ids)}) ORDER BY game_id DESC LIMIT ?) ORDER BY g.id DESC, s.seat",
             [*bot_ids, limit])
         games: list[GameWithSeats] = []
         seats: list[SeatLine] = []
@@ -112,7 +108,7 @@ class PageReads(Connection):
             f"l.stored_at, length(CAST(l.text AS BLOB)) AS bytes, length(l.text) AS chars, "
             f"substr(l.text, 1, ?) AS text FROM logs l JOIN bots b ON b.id = l.bot_id "
             f"JOIN tournaments t ON t.id = l.tournament_id "
-            f"WHERE l.bot_id IN ({_marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
+            f"WHERE l.bot_id IN ({marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
             [max_chars, *bot_ids, limit])]
 
     def seat_faults(self, bot_ids: Sequence[int], limit: int) -> list[SeatFault]:
@@ -125,7 +121,7 @@ class PageReads(Connection):
             f"b.version, s.seat, s.status, s.faults, s.fault_log, g.finished_at "
             f"FROM seats s JOIN games g ON g.id = s.game_id "
             f"JOIN tournaments t ON t.id = g.tournament_id JOIN bots b ON b.id = s.bot_id "
-            f"WHERE s.bot_id IN ({_marks(bot_ids)}) AND "
+            f"WHERE s.bot_id IN ({marks(bot_ids)}) AND "
             f"(s.status != 'ok' OR s.fault_log != '[]') ORDER BY g.id DESC, s.seat LIMIT ?",
             [*bot_ids, limit])
         return [SeatFault(**{**r, "faults": json.loads(r["faults"] or "{}"),
@@ -138,5 +134,5 @@ class PageReads(Connection):
             return []
         return [r["seat"] for r in self._rows(
             f"SELECT s.seat FROM seats s JOIN bots b ON b.id = s.bot_id "
-            f"WHERE s.game_id = ? AND b.name IN ({_marks(names)}) ORDER BY s.seat",
+            f"WHERE s.game_id = ? AND b.name IN ({marks(names)}) ORDER BY s.seat",
             [game_id, *names])]
