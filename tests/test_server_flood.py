@@ -105,7 +105,9 @@ def test_a_thousand_submissions_in_a_minute_hold_the_daily_limit_exactly(
         tmp_path: Path) -> None:
     per_day = 10
     config = write_config(tmp_path, limits={"submissions_per_day": per_day,
-                                            "bots_per_author": 5000})
+                                            "bots_per_author": 5000},
+                          # all 16 clients' uploads at once: the daily limit is tested
+                          uploads={"at_once": 16, "at_once_per_author": 16})
     token = add_author(tmp_path / "arena.db", "ada")
     other = add_author(tmp_path / "arena.db", "bob")
     body = hostile.files(GOOD_FILES)

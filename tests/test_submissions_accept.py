@@ -154,3 +154,61 @@ def setup_again(tmp_path: Path) -> tuple[Store, ServerConfig, Who]:
     db = tmp_path / "arena.db"
     return Store(db), parse_config({"server": {"database": str(db),
                                                "data_dir": str(tmp_path / "data")}}), Who(1)
+
+
+def test_uploads_streamed_at_once_are_capped_in_all_and_per_author(tmp_path: Path) -> None:
+    """Each upload being received holds up to 20 MB of disk before the per-day limit
+    counts it: ``[uploads] at_once`` and ``at_once_per_author`` cap them (found by
+    review: one token's slow uploads could fill the disk)."""
+    import asyncio
+
+    from arena.submissions import accept_async
+
+    _, base, _ = setup(tmp_path)
+    with sqlite3.connect(base.db_path) as conn:
+        for name in ("bob", "cy"):
+            conn.execute("INSERT INTO authors (name, token_hash, created_at, token_set_at) "
+                         "VALUES (?, ?, 'now', 'now')", (name, name))
+    data = hostile.good_tar_gz()
+
+    def race(uploads: dict[str, int], who: list[tuple[Who, str]]) -> list[object]:
+        config = parse_config({"server": {"database": str(base.db_path),
+                                          "data_dir": str(base.data_path)},
+                               "uploads": uploads})
+
+        async def run() -> list[object]:
+            release = asyncio.Event()
+
+            async def slow():
+                yield data[:10]
+                await release.wait()
+                yield data[10:]
+
+            async def upload(author: Who, name: str):
+                try:
+                    return await accept_async(config, author, name, "stop-me", slow(), None)
+                except SubmissionLimitError as err:
+                    return err
+
+            tasks = [asyncio.create_task(upload(a, n)) for a, n in who]
+            await asyncio.sleep(1.0)  # every one is streaming, or was refused
+            release.set()
+            return list(await asyncio.gather(*tasks))
+        return asyncio.run(run())
+
+    def refused(results: list[object]) -> list[str]:
+        return [str(r) for r in results if isinstance(r, SubmissionLimitError)
+                and r.limit == "uploads-at-once"]
+
+    # One author, three at once: two are taken, one refused by the per-author cap.
+    mine = race({"at_once": 10, "at_once_per_author": 2},
+                [(Who(1), "a1"), (Who(1), "a2"), (Who(1), "a3")])
+    assert len(refused(mine)) == 1 and "at most 2 at once" in refused(mine)[0], mine
+    # Three authors, a server-wide cap of two: one is refused by it.
+    every = race({"at_once": 2, "at_once_per_author": 10},
+                 [(Who(1), "b1"), (Who(2), "b2"), (Who(3), "b3")])
+    assert len(refused(every)) == 1 and "uploads.at_once)" in refused(every)[0], every
+    # Once they are in, the slots are free again.
+    store = Store(base.db_path)
+    assert len(store.all_submissions()) == 4
+    store.close()

@@ -17,7 +17,9 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import AsyncIterable, Callable, Iterable
+import threading
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -182,15 +184,59 @@ async def accept_async(config: Config, author: Author, bot_name: str, game: str,
     thread that opened it)."""
     await asyncio.to_thread(_with_store, config, precheck, config, author, bot_name, game,
                             claim is not None)
-    incoming = await asyncio.to_thread(_Incoming, config)
-    try:
-        async for chunk in chunks:
-            incoming.add(chunk)
-        incoming.close()
-        return await asyncio.to_thread(_with_store, config, _store, config, author,
-                                       bot_name, game, incoming, fmt, claim)
-    finally:
-        incoming.discard()
+    with _STREAMING.slot(config, author):
+        incoming = await asyncio.to_thread(_Incoming, config)
+        try:
+            async for chunk in chunks:
+                incoming.add(chunk)
+            incoming.close()
+            return await asyncio.to_thread(_with_store, config, _store, config, author,
+                                           bot_name, game, incoming, fmt, claim)
+        finally:
+            incoming.discard()
+
+
+class _Streaming:
+    """The uploads this process is streaming in, in all and per author (``[uploads]``
+    at_once, at_once_per_author): each holds up to max_compressed_mb of disk until it
+    is checked, and the per-day limit counts it only once stored, so without this cap
+    one token's many slow uploads filled the disk (found by review)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.total = 0
+        self.by_author: dict[int, int] = {}
+
+    @contextmanager
+    def slot(self, config: Config, author: Author) -> Iterator[None]:
+        uploads = config.uploads
+        with self.lock:
+            mine = self.by_author.get(author.id, 0)
+            if mine >= uploads.at_once_per_author:
+                raise SubmissionLimitError(
+                    "uploads-at-once", uploads.at_once_per_author,
+                    f"{mine} uploads of yours are being received already: at most "
+                    f"{uploads.at_once_per_author} at once (uploads.at_once_per_author)")
+            if self.total >= uploads.at_once:
+                raise SubmissionLimitError(
+                    "uploads-at-once", uploads.at_once,
+                    f"the server is receiving {self.total} uploads already, its most at "
+                    f"once (uploads.at_once); try again in a moment")
+            self.total += 1
+            self.by_author[author.id] = mine + 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.total -= 1
+                left = self.by_author[author.id] - 1
+                if left:
+                    self.by_author[author.id] = left
+                else:
+                    del self.by_author[author.id]
+
+
+_STREAMING = _Streaming()
 
 
 def _with_store(config: Config, step: Callable[..., Any], *args: Any) -> Any:

@@ -70,6 +70,10 @@ class UploadSection(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     max_entries: Positive = 10_000
     max_ratio: Positive = 100
     """Unpacked bytes per compressed byte, for the whole archive and each entry (bombs)."""
+    at_once: Positive = 8
+    """Uploads streamed in at once, over every author: each may hold max_compressed_mb
+    of disk until it is checked (256 slow uploads at once held 5 GB; found by review)."""
+    at_once_per_author: Positive = 2
 
     @property
     def max_compressed_bytes(self) -> int:
