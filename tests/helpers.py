@@ -93,6 +93,32 @@ def sql_one(store: Any, query: str, params: Sequence[Any] = ()) -> dict[str, Any
     return found[0] if found else None
 
 
+_UNDO: dict[int, tuple[str, ...]] = {
+    # What each migration added, undone newest first (leaderboard/store/schema.py).
+    6: ("DROP TABLE tau_epochs", "DROP TABLE ladder_actions", "DROP TABLE ladders",
+        "DROP INDEX seats_by_bot", "CREATE INDEX seats_by_bot ON seats (bot_id)"),
+    5: ("DROP TABLE submissions", "DROP TABLE bot_owners", "DROP TABLE sessions",
+        "DROP TABLE authors"),
+    4: ("DROP INDEX schedule_by_match_no", "ALTER TABLE schedule DROP COLUMN match_no",
+        "ALTER TABLE leaderboards DROP COLUMN rating_order",
+        "ALTER TABLE leaderboards DROP COLUMN rated_match_no"),
+    3: ("DROP TABLE logs",),
+    2: ("ALTER TABLE games DROP COLUMN moves",),
+}
+
+
+def as_schema(path: Path, version: int) -> None:
+    """Make the database at ``path`` one that an Arena of schema ``version`` left."""
+    conn = sqlite3.connect(path)
+    for target in sorted(_UNDO, reverse=True):
+        if target > version:
+            for statement in _UNDO[target]:
+                conn.execute(statement)
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    conn.commit()
+    conn.close()
+
+
 def game_record(seats: Sequence[Mapping[str, Any]], *, reason: str = "synthetic",
                 void: bool = False, game: str = "stop-me", seed: int = 0,
                 index: int = 0) -> GameRecord:

@@ -35,7 +35,7 @@ from leaderboard.store.rows import (
     TournamentProgress,
 )
 
-from .helpers import game_record, sql, sql_one
+from .helpers import as_schema, game_record, sql, sql_one
 
 SEAT = {"score": 0.0, "status": "ok", "forfeited": False, "faults": {}, "fault_log": [],
         "time_ms": 1, "asked": 1, "details": {}}
@@ -142,20 +142,6 @@ def test_the_reader_refuses_a_missing_file_and_never_makes_one(tmp_path: Path) -
     assert list(tmp_path.iterdir()) == []
 
 
-def as_schema_3(path: Path) -> None:
-    """Make the database at ``path`` one that an Arena of schema 3 left."""
-    conn = sqlite3.connect(path)
-    for table in ("submissions", "bot_owners", "sessions", "authors"):  # schema 5's
-        conn.execute(f"DROP TABLE {table}")
-    conn.execute("DROP INDEX schedule_by_match_no")
-    for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
-                          ("leaderboards", "rated_match_no")):
-        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
-
-
 def test_the_migration_numbers_each_match_once_in_canonical_order(tmp_path: Path) -> None:
     """Schema 4 numbers the existing matches 1, 2, ... in (tournament, match) order, every
     game of a match with its match's number, whatever order the rows were stored in."""
@@ -171,7 +157,7 @@ def test_the_migration_numbers_each_match_once_in_canonical_order(tmp_path: Path
              "games_per_seating": 3, "duplicate": False, "seed": 1, "options": {},
              "settings": {}}, bots, schedule)
     store.close()
-    as_schema_3(path)
+    as_schema(path, 3)
     store = Store(path)
     rows = sql(store, "SELECT tournament_id AS t, match, match_no FROM schedule")
     store.close()
@@ -187,7 +173,7 @@ def test_a_reader_does_not_migrate_an_older_database(tmp_path: Path) -> None:
     store, _ = synthetic(path, [[1, 2, 3], [2, 3, 1]])
     board.update(store, "stop-me")
     store.close()
-    as_schema_3(path)
+    as_schema(path, 3)
     reader = StoreReader(path)
     assert reader.schema_version == 3
     assert reader.leaderboard("stop-me").order == "canonical"

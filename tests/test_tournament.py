@@ -33,7 +33,7 @@ from leaderboard.store import SCHEMA_VERSION, Store, StoreError
 from leaderboard.stream import Ratings
 from referee.records import GameRecord, validate
 
-from .helpers import arena, processes_mentioning, sql, sql_one, stored_games
+from .helpers import arena, as_schema, processes_mentioning, sql, sql_one, stored_games
 
 pytestmark = pytest.mark.slow
 
@@ -444,18 +444,7 @@ def test_an_older_schema_is_migrated_keeping_its_data(db: Path) -> None:
     store = Store(db)
     botstore.add_bot(store, "r", str(RANDOM_BOT))
     store.close()
-    conn = sqlite3.connect(db)  # make it a schema-1 database, as an older Arena left it
-    conn.execute("ALTER TABLE games DROP COLUMN moves")
-    conn.execute("DROP TABLE logs")
-    for table in ("submissions", "bot_owners", "sessions", "authors"):  # schema 5's
-        conn.execute(f"DROP TABLE {table}")
-    conn.execute("DROP INDEX schedule_by_match_no")  # and what schema 4 added
-    for table, column in (("schedule", "match_no"), ("leaderboards", "rating_order"),
-                          ("leaderboards", "rated_match_no")):
-        conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
+    as_schema(db, 1)  # a schema-1 database, as an older Arena left it
     store = Store(db)
     assert sql_one(store, "SELECT value FROM meta WHERE key = 'schema_version'")["value"] == str(
         SCHEMA_VERSION)

@@ -108,6 +108,16 @@ class RatingReads(Connection):
         except sqlite3.Error as err:
             raise self._fail(err, f"reading the results of {game!r}") from None
 
+    def tau_epochs(self, game: str) -> list[tuple[int, float]]:
+        """``game``'s changes of tau, as (first match number, tau), in order: a game with
+        a match number of at least the first rates with that tau (issue 16 §3, the
+        finals' tau 0); before the first, the leaderboard's own. None before schema 6."""
+        if "tau_epochs" not in self._tables():
+            return []
+        return [(r["from_match_no"], r["tau"]) for r in self._rows(
+            "SELECT from_match_no, tau FROM tau_epochs WHERE game = ? "
+            "ORDER BY from_match_no", (game,))]
+
     def ratings_of(self, game: str) -> list[RatingRow]:
         """The stored ratings of ``game``'s leaderboard, one per bot version."""
         return [RatingRow(**r) for r in self._rows(

@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import StoreError
 
 APPLICATION = "arena"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -134,6 +134,38 @@ MIGRATIONS: dict[int, str] = {
     CREATE INDEX submissions_by_state ON submissions (state, id);
     CREATE UNIQUE INDEX submissions_in_flight ON submissions (bot_name)
         WHERE state IN ('received', 'building', 'checking');
+    """,
+    # 6: the continuous ladder (issue 16). A ladder is a tournament (format 'ladder') whose
+    # schedule grows one match at a time, each match numbered (match_no) when it is
+    # paired; its games, seats, logs and replays are a tournament's. This row holds what
+    # only a ladder has. Every state the matchmaking reads (games, waits, crash streaks)
+    # is derived from the stored results, so nothing a kill -9 interrupts needs repair.
+    # ladder_actions: an organiser's pause or resume of one bot version; a crash
+    # streak counts only the games after its last resume (issue 16 §2). tau_epochs:
+    # from a match number on, a leaderboard rates with another tau (the finals' 0,
+    # §3), so that a rebuild applies each game with the tau it was rated with.
+    6: """
+    CREATE TABLE ladders (
+        id INTEGER PRIMARY KEY,
+        tournament_id INTEGER NOT NULL UNIQUE REFERENCES tournaments(id),
+        seat_counts TEXT NOT NULL, same_author INTEGER NOT NULL DEFAULT 0,
+        baselines TEXT NOT NULL DEFAULT '[]', crash_streak INTEGER NOT NULL,
+        placement_sigma REAL NOT NULL, created_at TEXT NOT NULL,
+        stop_requested_at TEXT, runner TEXT, heartbeat_at TEXT,
+        finals_games INTEGER, finals_from INTEGER, finals_started_at TEXT,
+        finalists TEXT);
+    CREATE TABLE ladder_actions (
+        id INTEGER PRIMARY KEY, ladder_id INTEGER NOT NULL REFERENCES ladders(id),
+        bot_id INTEGER NOT NULL REFERENCES bots(id),
+        action TEXT NOT NULL CHECK (action IN ('pause', 'resume')),
+        after_idx INTEGER NOT NULL, at TEXT NOT NULL, note TEXT);
+    CREATE INDEX ladder_actions_by_bot ON ladder_actions (ladder_id, bot_id, id);
+    CREATE TABLE tau_epochs (
+        game TEXT NOT NULL REFERENCES leaderboards(game),
+        from_match_no INTEGER NOT NULL, tau REAL NOT NULL,
+        PRIMARY KEY (game, from_match_no));
+    DROP INDEX seats_by_bot;
+    CREATE INDEX seats_by_bot ON seats (bot_id, game_id);
     """,
 }
 

@@ -293,6 +293,31 @@ class Store(AccountWrites, SubmissionWrites, StoreReader):
                         (game, mu, sigma, beta, tau, draw_probability, str(order)),
                         f"making the leaderboard of {game!r}")
 
+    def set_rating_order(self, game: str, order: str) -> bool:
+        """Rate ``game``'s leaderboard in ``order`` from now on (a ladder's board rates by
+        match number, issue 16 §3); whether it changed. The caller rebuilds it then, so
+        that every stored game is rated in the new order."""
+        doing = f"setting the rating order of {game!r}"
+        with self.transaction(doing):
+            return self._write("UPDATE leaderboards SET rating_order = ? WHERE game = ? "
+                               "AND rating_order != ?", (str(order), game, str(order)),
+                               doing) > 0
+
+    def add_tau_epoch(self, game: str, from_match_no: int, tau: float) -> None:
+        """From match number ``from_match_no`` on, ``game``'s leaderboard rates with
+        ``tau`` (issue 16 §3: a ladder's finals set it to 0). Only ahead of every game
+        rated: an epoch that would change a rated game is refused."""
+        doing = f"changing the tau of {game!r}"
+        with self.transaction(doing):
+            rated = self._scalar("SELECT COALESCE(MAX(sc.match_no), 0) FROM games g JOIN "
+                                 "schedule sc ON sc.tournament_id = g.tournament_id AND "
+                                 "sc.idx = g.idx WHERE g.game = ? AND g.rated = 1", (game,))
+            if from_match_no <= (rated or 0):
+                raise StoreError(f"match {from_match_no} of {game!r} is rated already: a new "
+                                 f"tau applies only to matches after {rated}")
+            self._write("INSERT OR REPLACE INTO tau_epochs VALUES (?, ?, ?)",
+                        (game, from_match_no, tau), doing)
+
     def save_ratings(self, game: str, ratings: Sequence[RatingRow], processed: Sequence[int],
                      last: StoredResult | None, count: int, reset: bool) -> None:
         """Store ``game``'s computed ratings (inside the caller's transaction, or one of
