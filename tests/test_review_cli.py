@@ -183,7 +183,7 @@ def test_a_run_counts_the_games_a_racing_resume_stores(tmp_path: Path) -> None:
     minutes, when every game was stored)."""
     db = tmp_path / "arena.db"
     cmd = [sys.executable, "-m", "arena", "tournament", "run", "stop-me", "--bots",
-           "builtin:random,builtin:heuristic", "--games-per-seating", "1500", "--name",
+           "builtin:random,builtin:heuristic", "--games-per-seating", "500", "--name",
            "race", "--workers", "1", "--progress-every", "0.3", "--db", str(db)]
     run = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True)
@@ -193,14 +193,14 @@ def test_a_run_counts_the_games_a_racing_resume_stores(tmp_path: Path) -> None:
             time.sleep(0.2)
         resumed = arena("tournament", "resume", "race", "--workers", "2", db=db)
         assert resumed.returncode == 0, resumed.stderr
-        assert stored_games(db) == 3000
+        assert stored_games(db) == 1000
         out, err = run.communicate(timeout=600)
     finally:
         run.kill()
         run.wait()
     assert run.returncode == 0, err
     lines = [line for line in out.splitlines() if line.startswith("race: ") and "elapsed" in line]
-    # The run's progress lines after the resume ended: all 3000 stored, and shown so.
-    late = [line for line in lines if int(line.split(" ")[1].split("/")[0]) == 3000]
+    # The run's progress lines after the resume ended: all 1000 stored, and shown so.
+    late = [line for line in lines if int(line.split(" ")[1].split("/")[0]) == 1000]
     assert late, lines[-5:]
-    assert "race: 3000 of 3000 games played" in out
+    assert "race: 1000 of 1000 games played" in out
