@@ -51,7 +51,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from arena.ladder.matchmaking import Candidate, Matchmaker
+from arena.ladder.matchmaking import Candidate, Matchmaker, max_wait
 from leaderboard.ratings import Environment
 from leaderboard.stream import Ratings
 
@@ -82,6 +82,7 @@ class World:
     games: list[int] = field(default_factory=list)
     last: list[int] = field(default_factory=list)  # the match it last began (0: never)
     matches: int = 0
+    longest_wait: int = 0  # matches between two of a bot's matches, the most seen
 
     def __post_init__(self) -> None:
         self.games = [0] * len(self.skills)
@@ -107,6 +108,8 @@ class World:
         rank = {b: i + 1 for i, b in enumerate(order)}
         self.ratings.apply(_Result(tuple(_Seat(b, rank[b]) for b in seating)))
         for b in seating:
+            if self.last[b]:
+                self.longest_wait = max(self.longest_wait, self.matches - self.last[b])
             self.games[b] += 1
             self.last[b] = self.matches
 
@@ -262,31 +265,36 @@ def first(taus: Sequence[float]) -> int | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=8)
-    parser.add_argument("--games", type=int, default=1000)
+    parser.add_argument("--games", type=int, default=None,
+                        help="games per run (default 4000 / seats: 1000 at 4 seats)")
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 2])
     parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--settle", type=int, default=1000)
+    parser.add_argument("--settle", type=int, default=None, help="default: as --games")
     parser.add_argument("--climb", type=int, default=600)
     parser.add_argument("--newcomer-rank", type=int, default=2)
     parser.add_argument("--every", type=int, default=100, help="tau rows printed every N")
     args = parser.parse_args()
     started = time.perf_counter()
     for seats in args.seats:
+        games = args.games or 4000 // seats
+        settle = args.settle or games
         print(f"\n== {args.bots} bots, {seats} seats a game, {args.runs} runs "
               f"(true skills N(25, 8.33^2), noise beta 4.17) ==")
         taus: dict[str, list[list[float]]] = {name: [] for name in SCHEDULES}
         spreads: dict[str, list[list[tuple[int, int]]]] = {name: [] for name in SCHEDULES}
         climbs: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
+        waits: dict[str, list[int]] = {name: [] for name in SCHEDULES}
         for r in range(args.runs):
             truth = random.Random(1000 + r)
             skills = [truth.gauss(ENV.mu, ENV.sigma) for _ in range(args.bots)]
             top = sorted(skills, reverse=True)
             strong = (top[args.newcomer_rank - 2] + top[args.newcomer_rank - 1]) / 2
             for name, make in SCHEDULES.items():
-                t, s, _, _ = run(make, seats, skills, args.games, 7 * r + 1)
+                t, s, played, _ = run(make, seats, skills, games, 7 * r + 1)
+                waits[name].append(played.longest_wait)
                 taus[name].append(t)
                 spreads[name].append(s)
-                _, _, world, schedule = run(make, seats, skills, args.settle, 7 * r + 3)
+                _, _, world, schedule = run(make, seats, skills, settle, 7 * r + 3)
                 climbs[name].append(climb(world, schedule, strong, args.climb))
         names = list(SCHEDULES)
         print("games  " + "".join(f"{n + ' tau':>17}{'games/bot':>11}" for n in names))
@@ -299,7 +307,7 @@ def main() -> None:
                 row += f"{mean:>17.3f}{f'{lo}-{hi}':>11}"
             print(row)
         print(f"games to tau >= {GOAL}: of the mean tau over the runs; the median run; "
-              f"each run (-: not within {args.games}):")
+              f"each run (-: not within {games}):")
         for n in names:
             reached = [first(t) for t in taus[n]]
             mean_curve = [statistics.fmean(c) for c in zip(*taus[n], strict=True)]
@@ -307,7 +315,10 @@ def main() -> None:
             median = statistics.median(done) if len(done) == len(reached) else None
             print(f"  {n:>12}: {first(mean_curve) or '-':>6} {median or '-':>7}  "
                   f"{' '.join(str(g or '-') for g in reached)}")
-        print(f"a newcomer (true place {args.newcomer_rank}) joins after {args.settle} games: "
+        print(f"the longest wait between two matches of a bot, in matches (the most over "
+              f"the runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
+              + ", ".join(f"{n} {max(waits[n])}" for n in names))
+        print(f"a newcomer (true place {args.newcomer_rank}) joins after {settle} games: "
               f"its games until within two places for good (median; each run):")
         for n in names:
             got = climbs[n]

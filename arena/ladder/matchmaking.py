@@ -86,21 +86,23 @@ class Candidate:
 def overdue_after(active: int, seat_counts: Sequence[int], parallel: int = 1) -> int:
     """A bot that has played becomes *overdue* (seeded before any other bot) when more
     than this many ladder matches began since it last began one:
-    ``T = 2 * ceil(active / min(seat_counts)) + parallel``.
+    ``T = 3 * ceil(active / min(seat_counts)) + parallel``.
 
-    Twice the average gap between a bot's matches when every match seats the fewest
+    Three times the average gap between a bot's matches when every match seats the fewest
     seats (``active / min(seat_counts)``), plus the matches that begin while its own is
     in flight (``parallel``), so that in a ladder running normally the tier rarely
-    fires and placement and rotation decide.
+    fires and placement and rotation decide (with twice, a new version's placement
+    burst was cut short by bots the window had not reached: tests/test_ladder_matchmaking.py
+    ``test_a_strong_newcomer_is_placed_within_k_games``).
     """
     _check(active, seat_counts, parallel)
-    return 2 * math.ceil(active / min(seat_counts)) + parallel
+    return 3 * math.ceil(active / min(seat_counts)) + parallel
 
 
 def max_wait(active: int, seat_counts: Sequence[int], parallel: int = 1) -> int:
     """The stated starvation bound: an active, free bot begins a match within this many
     ladder matches, ``max_wait = T + active`` with ``T = overdue_after(active,
-    seat_counts, parallel) = 2 * ceil(active / min(seat_counts)) + parallel``, where
+    seat_counts, parallel) = 3 * ceil(active / min(seat_counts)) + parallel``, where
     ``active`` is the largest number of active bots during the wait.
 
     Precisely (tests/test_ladder_matchmaking.py checks it against adversarial rosters):
