@@ -27,19 +27,23 @@ bots:
   games are left out (a fixed seat count for all three), and it is rated with the same
   TrueSkill as the others, so only the choice of who plays differs.
 
-Printed, side by side: after every 100 games, Kendall's tau between the order by mu
-and the true order, and the spread of games per bot (min-max); the games until tau
-first reaches 0.9 (median over ``--runs`` runs with different true skills); and the
-newcomer's climb: after ``--settle`` games, a new bot stronger than all but one
-(``--newcomer-rank``) joins each settled ladder at the default rating (mu 25, sigma
-25/3), and we count its own games until its rank by mu is within two places of its
-true rank for good (through ``--climb`` more games).
+Printed, side by side, for each seat count: the mean over ``--runs`` runs (each with
+its own true skills, the same for the three schedules) of Kendall's tau between the
+order by mu and the true order after every 100 games, and the spread of games per bot
+(min-max over the runs); the games until tau first reaches 0.9, over ``--reach-runs``
+further runs (checked every 10 games): mean, standard error, median, and how often the
+ladder needed fewer, as many or more games than each other schedule on the same bots;
+the longest wait between two of a bot's matches against the bound
+:func:`arena.ladder.matchmaking.max_wait`; and the newcomer's climb: after the table's
+games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladder at
+the default rating (mu 25, sigma 25/3), and we count its own games until its rank by
+mu is within two places of its true rank for good (through ``--climb`` more games).
 
 Order by mu, not the leaderboard's ``mu - 3 sigma``: the bench asks how well the
 schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure the
 ratings are, which penalises the schedules that spread games unevenly twice.
 
-    python bench/ladder.py [--runs 8] [--games 1000] [--seats 4 2] [--bots 50]
+    python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50]
 """
 
 from __future__ import annotations
@@ -223,8 +227,10 @@ SCHEDULES: dict[str, Callable[[int], Scheduler]] = {
 
 
 def run(make: Callable[[int], Scheduler], seats: int, skills: list[float], games: int,
-        seed: int) -> tuple[list[float], list[tuple[int, int]], World, Scheduler]:
-    """Play ``games`` games; tau and the games spread after every 100."""
+        seed: int, until_goal: bool = False, every: int = 100,
+        ) -> tuple[list[float], list[tuple[int, int]], World, Scheduler]:
+    """Play ``games`` games (with ``until_goal``, stop once tau reaches the goal); tau and
+    the games spread after every ``every`` games."""
     world = World(list(skills), random.Random(seed))
     schedule = make(seats)
     taus, spreads = [], []
@@ -233,9 +239,11 @@ def run(make: Callable[[int], Scheduler], seats: int, skills: list[float], games
         if seating is None:
             continue
         world.play(seating)
-        if world.matches % 100 == 0:
+        if world.matches % every == 0:
             taus.append(tau_of(world))
             spreads.append((min(world.games), max(world.games)))
+            if until_goal and taus[-1] >= GOAL:
+                break
     return taus, spreads, world, schedule
 
 
@@ -257,48 +265,60 @@ def climb(world: World, schedule: Scheduler, skill: float, games: int) -> int | 
     return settled_at
 
 
-def first(taus: Sequence[float]) -> int | None:
-    """Games until tau first reaches the goal (checkpoints of 100)."""
-    return next(((i + 1) * 100 for i, t in enumerate(taus) if t >= GOAL), None)
+def first(taus: Sequence[float], every: int = 100) -> int | None:
+    """Games until tau first reaches the goal (checkpoints every ``every`` games)."""
+    return next(((i + 1) * every for i, t in enumerate(taus) if t >= GOAL), None)
+
+
+def truth(run: int, bots: int) -> list[float]:
+    """Run ``run``'s true skills (the same for every schedule: paired comparisons)."""
+    rng = random.Random(1000 + run)
+    return [rng.gauss(ENV.mu, ENV.sigma) for _ in range(bots)]
+
+
+def summary(values: Sequence[int | None], cap: int) -> str:
+    """Mean +- standard error and median, a run that never reached counting as ``cap``."""
+    got = [v if v is not None else cap for v in values]
+    error = statistics.stdev(got) / len(got) ** 0.5 if len(got) > 1 else 0.0
+    return f"{statistics.fmean(got):7.0f} +-{error:4.0f}  median {statistics.median(got):6.0f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--runs", type=int, default=6, help="runs of the tau table")
+    parser.add_argument("--reach-runs", type=int, default=20,
+                        help="runs measuring the games until tau >= 0.9")
     parser.add_argument("--games", type=int, default=None,
-                        help="games per run (default 4000 / seats: 1000 at 4 seats)")
+                        help="games of the table (default 3000 / seats: 750 at 4 seats)")
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 2])
     parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--settle", type=int, default=None, help="default: as --games")
-    parser.add_argument("--climb", type=int, default=600)
+    parser.add_argument("--climb", type=int, default=400)
     parser.add_argument("--newcomer-rank", type=int, default=2)
-    parser.add_argument("--every", type=int, default=100, help="tau rows printed every N")
     args = parser.parse_args()
     started = time.perf_counter()
+    names = list(SCHEDULES)
     for seats in args.seats:
-        games = args.games or 4000 // seats
-        settle = args.settle or games
-        print(f"\n== {args.bots} bots, {seats} seats a game, {args.runs} runs "
-              f"(true skills N(25, 8.33^2), noise beta 4.17) ==")
+        games = args.games or 3000 // seats
+        print(f"\n== {args.bots} bots, {seats} seats a game (true skills N(25, 8.33^2), "
+              f"performance noise beta 4.17) ==")
         taus: dict[str, list[list[float]]] = {name: [] for name in SCHEDULES}
         spreads: dict[str, list[list[tuple[int, int]]]] = {name: [] for name in SCHEDULES}
         climbs: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
         waits: dict[str, list[int]] = {name: [] for name in SCHEDULES}
         for r in range(args.runs):
-            truth = random.Random(1000 + r)
-            skills = [truth.gauss(ENV.mu, ENV.sigma) for _ in range(args.bots)]
+            skills = truth(r, args.bots)
             top = sorted(skills, reverse=True)
             strong = (top[args.newcomer_rank - 2] + top[args.newcomer_rank - 1]) / 2
             for name, make in SCHEDULES.items():
-                t, s, played, _ = run(make, seats, skills, games, 7 * r + 1)
-                waits[name].append(played.longest_wait)
+                t, s, world, schedule = run(make, seats, skills, games, 7 * r + 1)
+                waits[name].append(world.longest_wait)
                 taus[name].append(t)
                 spreads[name].append(s)
-                _, _, world, schedule = run(make, seats, skills, settle, 7 * r + 3)
                 climbs[name].append(climb(world, schedule, strong, args.climb))
-        names = list(SCHEDULES)
+        print(f"mean Kendall tau of the order by mu, and games per bot (min-max), "
+              f"over {args.runs} runs:")
         print("games  " + "".join(f"{n + ' tau':>17}{'games/bot':>11}" for n in names))
-        for i in range(args.every // 100 - 1, len(taus[names[0]][0]), args.every // 100):
+        for i in range(len(taus[names[0]][0])):
             row = f"{(i + 1) * 100:>5}  "
             for n in names:
                 mean = statistics.fmean(run_taus[i] for run_taus in taus[n])
@@ -306,25 +326,36 @@ def main() -> None:
                 hi = max(s[i][1] for s in spreads[n])
                 row += f"{mean:>17.3f}{f'{lo}-{hi}':>11}"
             print(row)
-        print(f"games to tau >= {GOAL}: of the mean tau over the runs; the median run; "
-              f"each run (-: not within {games}):")
+        cap = 3 * games
+        reached: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
+        for r in range(args.reach_runs):
+            skills = truth(100 + r, args.bots)
+            for name, make in SCHEDULES.items():
+                t, _, _, _ = run(make, seats, skills, cap, 7 * r + 5, until_goal=True,
+                                 every=10)
+                reached[name].append(first(t, 10))
+        print(f"games until tau >= {GOAL} ({args.reach_runs} other runs, checked every 10 "
+              f"games, at most {cap}): mean +- standard error, median; the ladder took "
+              f"fewer / as many / more games than each other schedule on the same bots:")
+        mine = [g or cap for g in reached["ladder"]]
         for n in names:
-            reached = [first(t) for t in taus[n]]
-            mean_curve = [statistics.fmean(c) for c in zip(*taus[n], strict=True)]
-            done = sorted(g for g in reached if g is not None)
-            median = statistics.median(done) if len(done) == len(reached) else None
-            print(f"  {n:>12}: {first(mean_curve) or '-':>6} {median or '-':>7}  "
-                  f"{' '.join(str(g or '-') for g in reached)}")
-        print(f"the longest wait between two matches of a bot, in matches (the most over "
-              f"the runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
+            other = [g or cap for g in reached[n]]
+            paired = ""
+            if n != "ladder":
+                fewer = sum(a < b for a, b in zip(mine, other, strict=True))
+                same = sum(a == b for a, b in zip(mine, other, strict=True))
+                paired = f"   {fewer} / {same} / {len(mine) - fewer - same}"
+            print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
+        print(f"the longest wait between two matches of a bot, in matches (the most over the "
+              f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
               + ", ".join(f"{n} {max(waits[n])}" for n in names))
-        print(f"a newcomer (true place {args.newcomer_rank}) joins after {settle} games: "
-              f"its games until within two places for good (median; each run):")
+        print(f"a newcomer (true place {args.newcomer_rank}) joins each ladder of the table "
+              f"after its {games} games: its own games until its place by mu stays within "
+              f"two of the truth (of the next {args.climb} games):")
         for n in names:
             got = climbs[n]
-            done = sorted(g for g in got if g is not None)
-            median = statistics.median(done) if len(done) == len(got) else None
-            print(f"  {n:>12}: {median or '-':>7}  {' '.join(str(g or '-') for g in got)}")
+            print(f"  {n:>12}: {summary(got, args.climb)}   "
+                  f"{' '.join(str(g) if g is not None else '-' for g in got)}")
     print(f"\n{time.perf_counter() - started:.1f} s")
 
 
