@@ -56,11 +56,13 @@ __all__ = [
 
 PLACEMENT_SIGMA = 2.5
 """A version has placement priority while its sigma is above this (TrueSkill's initial
-sigma is 25/3; a ladder's sigma settles near 1 with tau 25/300: bench/ladder.py)."""
+sigma is 25/3; with tau 25/300 a ladder's sigmas settle at about 0.7-0.8 and never
+collapse, so 2.5 tells a new version from a placed one)."""
 
 PLACEMENT_GAMES = 40
-"""...and while it has played fewer games than this in the ladder (a new version's sigma
-falls below PLACEMENT_SIGMA in about 10-15 four-seat games: bench/ladder.py)."""
+"""...and while it has played fewer games than this in the ladder: a new version's sigma
+falls below PLACEMENT_SIGMA in about 4-7 four-seat games or 9 two-seat games, so only
+a version whose sigma stays high (a crasher) ever meets this cap."""
 
 WINDOW = 2.0
 """The scale of the opponents' window, in ranks on each side of the seed: its median draw
