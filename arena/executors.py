@@ -7,7 +7,9 @@ it from ``--workers`` with :func:`for_workers`) and consumes the stream; storing
 and rating happen there, in the caller's process, never inside the executor. A
 distributed executor (Dask, say) is one more subclass of :class:`Executor`, and a
 ladder one more producer of jobs: :meth:`Executor.stream` takes any iterable,
-finite or not, and draws from it only while fewer than its bound are in flight.
+finite or not, draws from it only while fewer than its bound are in flight, and
+takes a ``None`` from it as "no job now, ask again soon" (issue 16 §1: a ladder
+whose bots are all in games).
 
 * :class:`InlineExecutor` plays in this process, one match after another;
 * :class:`ProcessExecutor` plays on worker processes (the fork start method,
@@ -24,9 +26,10 @@ import os
 import queue
 import signal
 import sys
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable, Iterator, Sized
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -52,16 +55,28 @@ log = logging.getLogger(__name__)
 
 _FORK = multiprocessing.get_context("fork")
 
+POLL_S = 0.25
+"""How soon an idle producer (one that yielded ``None``) is asked again, at the
+latest, while nothing else happens (seconds)."""
+
+_END = object()
+"""The end of a producer (``next``'s default): ``None`` is a producer's "not now"."""
+
 
 class Executor(ABC):
     """Plays match jobs and streams their outcomes as they happen (issue 14 §3)."""
 
     @abstractmethod
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
         """Play ``jobs`` and yield their outcomes as they happen, in this process.
 
         Jobs are drawn from ``jobs`` only while fewer than the executor's bound are in
         flight (begun and not done), so ``jobs`` may be a producer that never ends.
+        A producer may yield ``None``: "no job now, ask again soon" (issue 16 §1: a
+        ladder whose free bots cannot make a match). It is asked again after each
+        outcome, and at the latest every :data:`POLL_S` seconds while nothing
+        happens; the stream ends only when ``jobs`` is exhausted and nothing is in
+        flight. A tournament's list never yields ``None``, and is played as before.
         For each job come its :class:`GamePlayed`, one per game as it ends, then its
         :class:`MatchLogs` or its :class:`MatchFailed`, then :class:`MatchDone`; the
         outcomes of different jobs interleave.
@@ -75,8 +90,11 @@ class Executor(ABC):
 class InlineExecutor(Executor):
     """Plays the matches one after another in this process (one in flight)."""
 
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
         for job in jobs:
+            if job is None:  # an idle producer (issue 16 §1): nothing plays meanwhile
+                time.sleep(POLL_S)
+                continue
             yield from play_job(job)
 
 
@@ -145,8 +163,8 @@ class ProcessExecutor(Executor):
                              f"{in_flight!r} and {results!r}")
         self.workers, self.in_flight, self.results = workers, in_flight, results
 
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
-        source: Iterator[MatchJob] = iter(jobs)
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
+        source: Iterator[MatchJob | None] = iter(jobs)
         flying: dict[int, MatchJob] = {}
         unreadable: set[int] = set()  # the matches already reported for an unreadable outcome
         tasks, results = _FORK.Queue(), _FORK.Queue(self.results)
@@ -155,19 +173,22 @@ class ProcessExecutor(Executor):
         def fill() -> None:
             nonlocal exhausted
             while not exhausted and len(flying) < self.in_flight:
-                job = next(source, None)
-                if job is None:
+                job = next(source, _END)
+                if job is None:  # an idle producer: asked again after an outcome or a poll
+                    return
+                if job is _END:
                     exhausted = True
                     for _ in range(self.workers):
                         tasks.put(None)  # one sentinel per worker (extra ones are unread)
                     return
+                job = cast(MatchJob, job)
                 if job.key in flying:
                     raise ValueError(f"match key {job.key} is already in flight")
                 flying[job.key] = job
                 tasks.put(job)
 
         fill()
-        if not flying:
+        if not flying and exhausted:
             tasks.cancel_join_thread()
             return
         try:
@@ -183,9 +204,9 @@ class ProcessExecutor(Executor):
         for proc in procs:
             proc.start()
         try:
-            while flying:
+            while flying or not exhausted:
                 try:
-                    data = results.get(timeout=0.5)
+                    data = results.get(timeout=POLL_S)
                 except queue.Empty:
                     if not any(p.is_alive() for p in procs):
                         # Every job not done is lost with its worker: each is reported,
@@ -197,9 +218,11 @@ class ProcessExecutor(Executor):
                             yield MatchDone(key)
                         flying.clear()
                         for job in source if isinstance(jobs, Sized) else ():
-                            yield MatchFailed(job.key, "the worker process died")
-                            yield MatchDone(job.key)
+                            if job is not None:
+                                yield MatchFailed(job.key, "the worker process died")
+                                yield MatchDone(job.key)
                         return
+                    fill()  # an idle producer is asked again at every poll
                     continue
                 try:
                     outcome = decode_outcome(data)
@@ -217,7 +240,7 @@ class ProcessExecutor(Executor):
                     yield outcome
                     if isinstance(outcome, MatchDone):
                         flying.pop(outcome.key, None)
-                        fill()
+                fill()  # after every outcome: a full bound draws nothing
         finally:
             for proc in procs:
                 if proc.is_alive():

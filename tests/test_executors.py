@@ -8,7 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -174,3 +174,38 @@ def test_when_every_worker_dies_a_ladders_endless_producer_is_not_drained() -> N
         seen = list(outcomes)
     assert {o.key for o in seen if isinstance(o, MatchFailed)} == set(drawn[:2])
     assert len(drawn) <= 3
+
+
+@pytest.mark.parametrize("executor", [InlineExecutor(), ProcessExecutor(2, in_flight=2)],
+                         ids=["inline", "process"])
+def test_an_idle_producer_is_asked_again_until_it_has_a_job(executor: object) -> None:
+    """Issue 16 §1: a ladder's producer yields None while its bots are all in games
+    (here: job 2 only once job 1 is done, as a ladder locks a bot until its match
+    ends), and before its first job; the stream waits, asks again, and ends only when
+    the producer does. Asked at most every poll while idle, not in a busy loop."""
+    assert isinstance(executor, (InlineExecutor, ProcessExecutor))
+    seen: list[Outcome] = []
+    asked = {"idle": 0}
+
+    def idle_until(ready: Callable[[], bool]) -> Iterator[None]:
+        while not ready():
+            asked["idle"] += 1
+            yield None
+
+    def ladder() -> Iterator[MatchJob | None]:
+        start = time.monotonic()
+        yield from idle_until(lambda: time.monotonic() - start > 1.0)  # nobody yet
+        yield job(1, 2)
+        yield from idle_until(lambda: MatchDone(1) in seen)
+        yield job(2, 1)
+        yield None  # and once more before the end
+
+    start = time.monotonic()
+    with closing(executor.stream(ladder())) as outcomes:
+        for outcome in outcomes:
+            seen.append(outcome)  # noqa: PERF402 - the producer reads it as it grows
+    assert [(type(o).__name__, o.key) for o in seen] == (
+        [("GamePlayed", 1)] * 2 + [("MatchLogs", 1), ("MatchDone", 1)]
+        + [("GamePlayed", 2), ("MatchLogs", 2), ("MatchDone", 2)])
+    # Not a busy loop: about one ask per poll (0.25 s) while idle, plus one per outcome.
+    assert asked["idle"] <= (time.monotonic() - start) / 0.25 + len(seen) + 4
