@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -194,7 +196,7 @@ def test_an_idle_producer_is_asked_again_until_it_has_a_job(executor: object) ->
 
     def ladder() -> Iterator[MatchJob | None]:
         start = time.monotonic()
-        yield from idle_until(lambda: time.monotonic() - start > 1.0)  # nobody yet
+        yield from idle_until(lambda: time.monotonic() - start > 0.6)  # nobody yet
         yield job(1, 2)
         yield from idle_until(lambda: MatchDone(1) in seen)
         yield job(2, 1)
@@ -209,3 +211,60 @@ def test_an_idle_producer_is_asked_again_until_it_has_a_job(executor: object) ->
         + [("GamePlayed", 2), ("MatchLogs", 2), ("MatchDone", 2)])
     # Not a busy loop: about one ask per poll (0.25 s) while idle, plus one per outcome.
     assert asked["idle"] <= (time.monotonic() - start) / 0.25 + len(seen) + 4
+
+
+@dataclass(frozen=True)
+class _Marked(MatchJob):
+    """A real match that first notes which process plays it: a file named by its key."""
+
+    marks: str = ""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        (Path(self.marks) / f"{self.key}.pid").write_text(str(os.getpid()))
+        yield from super().play()
+
+
+def test_a_worker_killed_mid_match_is_replaced_and_its_job_reported_once(
+        tmp_path: Path) -> None:
+    """Issue 16 §1: one dead worker's job stayed in flight for ever (only "every worker
+    dead" was noticed), and a ladder would have kept its bots locked. Now the worker
+    that plays match 1 is killed (SIGKILL) in the middle of it: match 1 is reported
+    failed once, after the games it had sent; match 2 plays on, on the other worker;
+    a new worker takes the first worker's place and plays the matches after; the
+    producer (a ladder's: no length, a None among its jobs) ends the stream."""
+    sizes = {1: 5000, 2: 40, 3: 3, 4: 3, 5: 3}  # match 1 would take many seconds
+
+    def marked(key: int) -> _Marked:
+        return _Marked(key, "stop-me", BOTS, job(key, sizes[key]).games, marks=str(tmp_path))
+
+    def ladder() -> Iterator[MatchJob | None]:
+        yield marked(1)
+        yield marked(2)
+        yield None
+        yield from (marked(key) for key in (3, 4, 5))
+
+    def pid(key: int) -> int:
+        return int((tmp_path / f"{key}.pid").read_text())
+
+    seen: list[Outcome] = []
+    with closing(ProcessExecutor(2, in_flight=2).stream(ladder())) as outcomes:
+        for outcome in outcomes:
+            seen.append(outcome)
+            if isinstance(outcome, GamePlayed) and (outcome.key, outcome.position) == (1, 0):
+                killed = pid(1)
+                os.kill(killed, signal.SIGKILL)
+    mine = [o for o in seen if o.key == 1]
+    played = [o.position for o in mine if isinstance(o, GamePlayed)]
+    assert played == list(range(len(played))) and 1 <= len(played) < sizes[1]
+    assert mine[len(played):] == [MatchFailed(1, "the worker process died (signal 9)"),
+                                  MatchDone(1)]
+    for key in (2, 3, 4, 5):
+        assert [(type(o).__name__, getattr(o, "position", None))
+                for o in seen if o.key == key] == (
+            [("GamePlayed", i) for i in range(sizes[key])]
+            + [("MatchLogs", None), ("MatchDone", None)]), key
+    survivor = pid(2)
+    assert survivor != killed
+    after = {pid(key) for key in (3, 4, 5)}
+    assert after - {survivor, killed}, "no new worker played in the dead one's place"
+    assert killed not in after
