@@ -212,18 +212,18 @@ class _Run:
                 pass
 
     def start(self, index: int) -> _Slot:
-        tasks_out, tasks_in = _FORK.Pipe(duplex=False)
-        results_out, results_in = os.pipe()
+        jobs_reader, jobs_writer = _FORK.Pipe(duplex=False)
+        results_reader, results_writer = os.pipe()
         # Not daemonic: a worker starts processes of its own (the seats' supervisors).
         proc = _FORK.Process(target=work, name=f"arena-worker{index}",
-                             args=(tasks_out, results_in, os.getpid(),
+                             args=(jobs_reader, results_writer, os.getpid(),
                                    self.executor.results))
         try:
             proc.start()
-        finally:
-            tasks_out.close()
-            os.close(results_in)
-        return _Slot(index, proc, tasks_in, Inbox(results_out))
+        finally:  # the worker's ends are the worker's
+            jobs_reader.close()
+            os.close(results_writer)
+        return _Slot(index, proc, jobs_writer, Inbox(results_reader))
 
     def outcomes(self) -> Generator[Outcome, None, None]:
         self.fill()
@@ -245,19 +245,20 @@ class _Run:
                 by_fd = {s.inbox.fileno(): s for s in self.slots}
                 by_sentinel = {s.proc.sentinel: s for s in self.slots}
                 ready = wait([*by_fd, *by_sentinel], timeout=POLL_S)
-                if not ready:
-                    self.fill()  # an idle producer is asked again at every poll
-                    self.dispatch()
-                    continue
                 for fd in ready:
                     slot = by_fd.get(cast(int, fd))
                     if slot is not None and slot in self.slots:
                         for data in slot.inbox.read():
                             yield from self.received(slot, data)
-                for fd in ready:
-                    slot = by_sentinel.get(cast(int, fd))
-                    if slot is not None and slot in self.slots:
+                for slot in list(self.slots):
+                    # Its sentinel wakes us, but may be late: the worker's own children
+                    # (its seats' supervisors) hold it open until they end. waitpid
+                    # tells at once.
+                    if slot in self.slots and not slot.proc.is_alive():
                         yield from self.ended(slot)
+                if not ready:
+                    self.fill()  # an idle producer is asked again at every poll
+                    self.dispatch()
         finally:
             self.stop()
 
