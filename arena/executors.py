@@ -7,30 +7,31 @@ it from ``--workers`` with :func:`for_workers`) and consumes the stream; storing
 and rating happen there, in the caller's process, never inside the executor. A
 distributed executor (Dask, say) is one more subclass of :class:`Executor`, and a
 ladder one more producer of jobs: :meth:`Executor.stream` takes any iterable,
-finite or not, and draws from it only while fewer than its bound are in flight.
+finite or not, draws from it only while fewer than its bound are in flight, and
+takes a ``None`` from it as "no job now, ask again soon" (issue 16 §1: a ladder
+whose bots are all in games).
 
 * :class:`InlineExecutor` plays in this process, one match after another;
 * :class:`ProcessExecutor` plays on worker processes (the fork start method,
   chosen explicitly, because multiprocessing-logging needs it and each worker
-  creates its own ZeroMQ contexts after it starts).
+  creates its own ZeroMQ contexts after it starts; :mod:`arena.workers`), and
+  replaces a worker that dies, reporting the one job it held.
 """
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import multiprocessing
 import os
-import queue
-import signal
-import sys
+import time
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Sized
-from typing import Any
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import cast
 
-import msgspec
-
-from arena import interrupts
 from referee.records import ResultError
 
 from .jobs import (
@@ -41,9 +42,9 @@ from .jobs import (
     MatchLogs,
     Outcome,
     decode_outcome,
-    encode_outcome,
     play_job,
 )
+from .workers import Inbox, work
 
 __all__ = ["Executor", "GamePlayed", "InlineExecutor", "MatchDone", "MatchFailed", "MatchJob",
            "MatchLogs", "Outcome", "ProcessExecutor", "for_workers"]
@@ -52,16 +53,28 @@ log = logging.getLogger(__name__)
 
 _FORK = multiprocessing.get_context("fork")
 
+POLL_S = 0.25
+"""How soon an idle producer (one that yielded ``None``) is asked again, at the
+latest, while nothing else happens (seconds)."""
+
+_END = object()
+"""The end of a producer (``next``'s default): ``None`` is a producer's "not now"."""
+
 
 class Executor(ABC):
     """Plays match jobs and streams their outcomes as they happen (issue 14 §3)."""
 
     @abstractmethod
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
         """Play ``jobs`` and yield their outcomes as they happen, in this process.
 
         Jobs are drawn from ``jobs`` only while fewer than the executor's bound are in
         flight (begun and not done), so ``jobs`` may be a producer that never ends.
+        A producer may yield ``None``: "no job now, ask again soon" (issue 16 §1: a
+        ladder whose free bots cannot make a match). It is asked again after each
+        outcome, and at the latest every :data:`POLL_S` seconds while nothing
+        happens; the stream ends only when ``jobs`` is exhausted and nothing is in
+        flight. A tournament's list never yields ``None``, and is played as before.
         For each job come its :class:`GamePlayed`, one per game as it ends, then its
         :class:`MatchLogs` or its :class:`MatchFailed`, then :class:`MatchDone`; the
         outcomes of different jobs interleave.
@@ -75,8 +88,11 @@ class Executor(ABC):
 class InlineExecutor(Executor):
     """Plays the matches one after another in this process (one in flight)."""
 
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
         for job in jobs:
+            if job is None:  # an idle producer (issue 16 §1): nothing plays meanwhile
+                time.sleep(POLL_S)
+                continue
             yield from play_job(job)
 
 
@@ -88,52 +104,22 @@ def for_workers(workers: int | None) -> Executor:
     return ProcessExecutor(workers or os.cpu_count() or 1)
 
 
-def _die_with_parent(organiser: int) -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the organiser's finally still stops us
-        pass
-    # Not "is our parent 1": an orphan goes to the nearest subreaper, which need not be
-    # pid 1 (a container's init, a service manager).
-    if os.getppid() != organiser:  # the organiser died before we could ask
-        sys.exit(0)
-
-
-def _worker(tasks: Any, results: Any, organiser: int) -> None:
-    """A worker process: play jobs until the sentinel; send each outcome as it happens."""
-    # SIGTERM unwinds (as SystemExit(0)), so that each match stops its bots on the way
-    # out, and is sent again if it lands in the fork of a seat's supervisor, where the
-    # interpreter drops it: a worker once played on for nobody that way (issue 13 A10).
-    # Ctrl-C goes to the whole group: the organiser decides when to stop (SIGINT ignored).
-    interrupts.install(on_term=lambda signum: 0, sigint=signal.SIG_IGN)
-    # And the organiser's death (even kill -9) sends us that SIGTERM: no orphan
-    # worker plays on for nobody (Linux PR_SET_PDEATHSIG).
-    try:
-        _die_with_parent(organiser)
-        while (job := tasks.get()) is not None:
-            # One outcome at a time, msgpack-encoded (issue 14 §2); the results queue
-            # is bounded, so a worker never runs far ahead of the organiser and holds
-            # no backlog of records (issue 14 §3: its memory stays flat).
-            for outcome in play_job(job):
-                try:
-                    data = encode_outcome(outcome)
-                except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as err:
-                    # Never a dead worker for one odd value: the organiser hears why.
-                    data = encode_outcome(MatchFailed(job.key, f"an outcome of the match "
-                                                      f"cannot be encoded: {err}"))
-                results.put(data)
-    except SystemExit:
-        # Stopped, or the organiser is dead: what is not yet in the pipe is for nobody,
-        # and the exit must not wait for room in a pipe that nobody reads.
-        results.cancel_join_thread()
-
-
 class ProcessExecutor(Executor):
     """Plays matches in parallel on ``workers`` forked worker processes.
 
-    At most ``in_flight`` jobs (by default twice the workers) are queued or playing at
-    once, and at most ``results`` outcomes wait for the organiser to read them.
+    At most ``in_flight`` jobs (by default twice the workers) are drawn and not done
+    at once; each worker plays one, and the others wait in the organiser for the
+    first free worker. At most ``results`` outcomes of a worker wait for the
+    organiser to read them.
+
+    A worker that dies (the OOM killer, a ``kill -9``) is replaced (issue 16 §1: a
+    ladder would otherwise keep its job's bots locked for ever): the one job it held
+    is reported as :class:`MatchFailed` ("the worker process died (signal 9)") and
+    :class:`MatchDone`, once, after whatever it had sent of it. Until a match ends
+    normally again, no new job is drawn (a job that kills every worker it meets does
+    not get a stream of them); and after more deaths in a row than there are workers,
+    with no match ending between them, the executor gives up: every job in flight is
+    reported failed, and the stream ends.
     """
 
     def __init__(self, workers: int, in_flight: int | None = None, results: int = 16) -> None:
@@ -145,30 +131,103 @@ class ProcessExecutor(Executor):
                              f"{in_flight!r} and {results!r}")
         self.workers, self.in_flight, self.results = workers, in_flight, results
 
-    def stream(self, jobs: Iterable[MatchJob]) -> Generator[Outcome, None, None]:
-        source: Iterator[MatchJob] = iter(jobs)
-        flying: dict[int, MatchJob] = {}
-        unreadable: set[int] = set()  # the matches already reported for an unreadable outcome
-        tasks, results = _FORK.Queue(), _FORK.Queue(self.results)
-        exhausted = False
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
+        yield from _Run(self, jobs).outcomes()
 
-        def fill() -> None:
-            nonlocal exhausted
-            while not exhausted and len(flying) < self.in_flight:
-                job = next(source, None)
-                if job is None:
-                    exhausted = True
-                    for _ in range(self.workers):
-                        tasks.put(None)  # one sentinel per worker (extra ones are unread)
-                    return
-                if job.key in flying:
-                    raise ValueError(f"match key {job.key} is already in flight")
-                flying[job.key] = job
-                tasks.put(job)
 
-        fill()
-        if not flying:
-            tasks.cancel_join_thread()
+@dataclass(eq=False)
+class _Slot:
+    """One worker process and the job it holds: what a dead worker lost is exact."""
+
+    index: int
+    proc: BaseProcess
+    tasks: Connection
+    """The organiser's end of the worker's jobs pipe."""
+    inbox: Inbox
+    """The organiser's end of the worker's results pipe."""
+    job: int | None = None
+    """The key of the job the worker was given and has not said is done."""
+    retired: bool = False
+    """Told to end (no more jobs): its end is no death."""
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"the worker process died (signal {-exitcode})"
+    return f"the worker process died (exit status {exitcode})"
+
+
+class _Run:
+    """One :meth:`ProcessExecutor.stream`: the jobs drawn, the workers and their jobs."""
+
+    def __init__(self, executor: ProcessExecutor, jobs: Iterable[MatchJob | None]) -> None:
+        self.executor = executor
+        self.jobs = jobs
+        self.source: Iterator[MatchJob | None] = iter(jobs)
+        self.flying: dict[int, MatchJob] = {}
+        """Every job drawn and not done: the waiting ones and the workers' ones."""
+        self.waiting: deque[MatchJob] = deque()
+        """The jobs drawn and not yet given to a worker, in the order drawn."""
+        self.slots: list[_Slot] = []
+        self.exhausted = False
+        self.deaths = 0
+        """Workers dead in a row, no match ending normally between them."""
+        self.unreadable: set[int] = set()  # the matches reported for an unreadable outcome
+
+    def fill(self) -> None:
+        """Draw jobs while the bound allows: not after a death until a match ends (but
+        when nothing is in flight), and not past a producer's ``None`` (asked again
+        after the next outcome or poll)."""
+        while (not self.exhausted and len(self.flying) < self.executor.in_flight
+               and not (self.deaths and self.flying)):
+            job = next(self.source, _END)
+            if job is None:
+                return
+            if job is _END:
+                self.exhausted = True
+                return
+            job = cast(MatchJob, job)
+            if job.key in self.flying:
+                raise ValueError(f"match key {job.key} is already in flight")
+            self.flying[job.key] = job
+            self.waiting.append(job)
+
+    def dispatch(self) -> None:
+        """Give each free worker the next waiting job, or its end if none will come."""
+        for slot in self.slots:
+            if slot.job is not None or slot.retired or not slot.proc.is_alive():
+                continue  # a dead one is replaced when its end is read
+            if self.waiting:
+                job = self.waiting.popleft()
+                slot.job = job.key  # held from now on: if it dies, this job is lost
+                message: MatchJob | None = job
+            elif self.exhausted:
+                slot.retired = True
+                message = None
+            else:
+                continue
+            try:
+                slot.tasks.send(message)
+            except OSError:  # already dead: its sentinel reports the job
+                pass
+
+    def start(self, index: int) -> _Slot:
+        jobs_reader, jobs_writer = _FORK.Pipe(duplex=False)
+        results_reader, results_writer = os.pipe()
+        # Not daemonic: a worker starts processes of its own (the seats' supervisors).
+        proc = _FORK.Process(target=work, name=f"arena-worker{index}",
+                             args=(jobs_reader, results_writer, os.getpid(),
+                                   self.executor.results))
+        try:
+            proc.start()
+        finally:  # the worker's ends are the worker's
+            jobs_reader.close()
+            os.close(results_writer)
+        return _Slot(index, proc, jobs_writer, Inbox(results_reader))
+
+    def outcomes(self) -> Generator[Outcome, None, None]:
+        self.fill()
+        if self.exhausted and not self.flying:
             return
         try:
             import multiprocessing_logging
@@ -176,71 +235,111 @@ class ProcessExecutor(Executor):
             multiprocessing_logging.install_mp_handler()  # route worker logs to ours
         except ImportError:  # pragma: no cover - a declared dependency
             pass
-        count = self.workers if not exhausted else min(self.workers, len(flying))
-        # Not daemonic: a worker starts processes of its own (the seats' supervisors).
-        procs = [_FORK.Process(target=_worker, args=(tasks, results, os.getpid()),
-                               name=f"arena-worker{i}") for i in range(count)]
-        for proc in procs:
-            proc.start()
+        workers = self.executor.workers
+        count = workers if not self.exhausted else min(workers, len(self.flying))
         try:
-            while flying:
-                try:
-                    data = results.get(timeout=0.5)
-                except queue.Empty:
-                    if not any(p.is_alive() for p in procs):
-                        # Every job not done is lost with its worker: each is reported,
-                        # and the stream ends. So is every job not begun, if there is a
-                        # known number of them (a tournament's); a producer that may
-                        # never end (a ladder's) is not drained (found by review).
-                        for key in sorted(flying):
-                            yield MatchFailed(key, "the worker process died")
-                            yield MatchDone(key)
-                        flying.clear()
-                        for job in source if isinstance(jobs, Sized) else ():
-                            yield MatchFailed(job.key, "the worker process died")
-                            yield MatchDone(job.key)
-                        return
-                    continue
-                try:
-                    outcome = decode_outcome(data)
-                except ResultError as err:
-                    # A message we cannot read (a record of a newer schema, say) is not
-                    # stored; its match is reported as failed, once (its other games
-                    # are stored as they come, and a resume plays the lost one again).
-                    log.error("%s", err)
-                    outcome = None
-                    key = _key_of(data, flying)
-                    if key not in unreadable:
-                        unreadable.add(key)
-                        yield MatchFailed(key, str(err))
-                if outcome is not None:
-                    yield outcome
-                    if isinstance(outcome, MatchDone):
-                        flying.pop(outcome.key, None)
-                        fill()
+            for i in range(count):
+                self.slots.append(self.start(i))
+            self.dispatch()
+            while self.flying or not self.exhausted:
+                by_fd = {s.inbox.fileno(): s for s in self.slots}
+                by_sentinel = {s.proc.sentinel: s for s in self.slots}
+                ready = wait([*by_fd, *by_sentinel], timeout=POLL_S)
+                for fd in ready:
+                    slot = by_fd.get(cast(int, fd))
+                    if slot is not None and slot in self.slots:
+                        for data in slot.inbox.read():
+                            yield from self.received(slot, data)
+                for slot in list(self.slots):
+                    # Its sentinel wakes us, but may be late: the worker's own children
+                    # (its seats' supervisors) hold it open until they end. waitpid
+                    # tells at once.
+                    if slot in self.slots and not slot.proc.is_alive():
+                        yield from self.ended(slot)
+                if not ready:
+                    self.fill()  # an idle producer is asked again at every poll
+                    self.dispatch()
         finally:
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-            for proc in procs:
-                proc.join(5)
-                if proc.is_alive():
-                    proc.kill()
-                    proc.join()
-            tasks.cancel_join_thread()
-            results.cancel_join_thread()
+            self.stop()
 
+    def received(self, slot: _Slot, data: bytes) -> Iterator[Outcome]:
+        """One message of ``slot``'s worker: its outcome, then the next draws."""
+        try:
+            outcome = decode_outcome(data)
+        except ResultError as err:
+            # A message we cannot read (a record of a newer schema, say) is not
+            # stored; its match is reported as failed, once (its other games are
+            # stored as they come, and a resume plays the lost one again).
+            log.error("%s", err)
+            key = -1 if slot.job is None else slot.job
+            if key not in self.unreadable:
+                self.unreadable.add(key)
+                yield MatchFailed(key, str(err))
+            return
+        if isinstance(outcome, MatchDone):
+            if outcome.key == slot.job:
+                slot.job = None
+            self.flying.pop(outcome.key, None)
+            self.deaths = 0
+            self.dispatch()  # the free worker takes the next waiting job at once
+        yield outcome
+        self.fill()  # after every outcome: a full bound draws nothing
+        self.dispatch()
 
-class _Keyed(msgspec.Struct):
-    """Only an outcome's match key, read from one that cannot be decoded whole."""
+    def ended(self, slot: _Slot) -> Iterator[Outcome]:
+        """``slot``'s worker has ended: what it sent, then its lost job; a replacement."""
+        self.slots.remove(slot)  # first: no job is given to it while its messages are read
+        try:
+            for data in slot.inbox.read(drain=True):  # nothing more can come: all there is
+                yield from self.received(slot, data)
+        finally:
+            slot.proc.join()
+            slot.tasks.close()
+            slot.inbox.close()
+        if slot.retired and slot.job is None:
+            return  # told to end, and ended
+        why = _death(slot.proc.exitcode)
+        log.error("worker %d (pid %s): %s", slot.index, slot.proc.pid, why)
+        self.deaths += 1
+        if slot.job is not None:
+            key, slot.job = slot.job, None
+            self.flying.pop(key, None)
+            yield MatchFailed(key, why)
+            yield MatchDone(key)
+        if self.deaths > self.executor.workers:
+            yield from self.give_up(why)
+        elif self.waiting or not self.exhausted:
+            self.slots.append(self.start(slot.index))
+            self.fill()
+            self.dispatch()
 
-    key: int = -1
+    def give_up(self, why: str) -> Iterator[Outcome]:
+        """Workers die as fast as they start: every job not done is reported lost, and
+        the stream ends. So is every job not drawn, if there is a known number of them
+        (a tournament's); a producer that may never end (a ladder's) is not drained
+        (found by review)."""
+        for key in sorted(self.flying):
+            yield MatchFailed(key, why)
+            yield MatchDone(key)
+        self.flying.clear()
+        self.waiting.clear()
+        for job in self.source if isinstance(self.jobs, Sized) else ():
+            if job is not None:
+                yield MatchFailed(job.key, why)
+                yield MatchDone(job.key)
+        self.exhausted = True
+        self.stop()
 
-
-def _key_of(data: bytes, flying: dict[int, MatchJob]) -> int:
-    """The match key of an outcome that cannot be decoded whole (-1 if none is found)."""
-    try:
-        key = msgspec.msgpack.decode(data, type=_Keyed).key
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return -1
-    return key if key in flying else -1
+    def stop(self) -> None:
+        """End every worker: SIGTERM (each match stops its bots), then SIGKILL after 5 s."""
+        slots, self.slots = self.slots, []
+        for slot in slots:
+            if slot.proc.is_alive():
+                slot.proc.terminate()
+        for slot in slots:
+            slot.proc.join(5)
+            if slot.proc.is_alive():
+                slot.proc.kill()
+                slot.proc.join()
+            slot.tasks.close()
+            slot.inbox.close()

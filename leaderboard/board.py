@@ -8,7 +8,9 @@ the order they happened to finish; a ladder's would rate them by match number
 while it runs, and a game stored behind games already rated (a resumed
 tournament, say) triggers a rebuild. So the same results always give the same
 ratings, bit for bit, and :func:`rebuild` recomputes exactly the numbers stored:
-both are :func:`~leaderboard.stream.rate` over the same stream.
+both are :func:`~leaderboard.stream.rate` over the same stream, with the same tau
+epochs (issue 16 §3: from a match number on, another tau; the store refuses one
+that would change a game already rated).
 """
 
 from __future__ import annotations
@@ -46,16 +48,19 @@ def lineage_of(store: StoreReader) -> Lineage:
     return lineage((b["id"], b["name"], b["version"]) for b in store.bots(include_removed=True))
 
 
-def fresh(store: StoreReader, env: Environment) -> Ratings:
-    """No ratings yet, with the bots' lineage: a leaderboard's fold from the start."""
-    return Ratings(env, lineage=lineage_of(store))
+def fresh(store: StoreReader, env: Environment, game: str | None = None) -> Ratings:
+    """No ratings yet, with the bots' lineage (and ``game``'s tau epochs, when it is
+    given): a leaderboard's fold from the start."""
+    return Ratings(env, lineage=lineage_of(store),
+                   tau_epochs=store.tau_epochs(game) if game is not None else ())
 
 
 def _load(store: StoreReader, game: str, env: Environment, count: int) -> Ratings:
     """The stored ratings of ``game``, to fold more results into."""
     return Ratings(env, {r.bot_id: Standing(Rating(r.mu, r.sigma), r.games, r.wins,
                                             r.rank_sum, r.faults)
-                         for r in store.ratings_of(game)}, count, lineage_of(store))
+                         for r in store.ratings_of(game)}, count, lineage_of(store),
+                   store.tau_epochs(game))
 
 
 def _save(store: Store, game: str, done: _Computed) -> None:
@@ -101,8 +106,8 @@ def update(store: Store, game: str, through: tuple[int, ...] | None = None) -> i
             through = (store.match_no_of(*through), *through)
         last = board.last_key
         if store.unrated_before(game, last, board.order):
-            return _compute(store, game, board.order, fresh(store, env), None, through,
-                            reset=True)
+            return _compute(store, game, board.order, fresh(store, env, game), None,
+                            through, reset=True)
         return _compute(store, game, board.order, _load(store, game, env, board.rated_games),
                         last, through, reset=False)
 
@@ -114,7 +119,8 @@ def rebuild(store: Store, game: str, through: tuple[int, ...] | None = None) -> 
     """Recompute ``game``'s ratings from every stored result, in the leaderboard's order."""
     env = environment(store, game)
     return _commit(store, game, lambda board: _compute(
-        store, game, board.order, fresh(store, env), None, through, reset=True)).ratings.count
+        store, game, board.order, fresh(store, env, game), None, through,
+        reset=True)).ratings.count
 
 
 def _commit(store: Store, game: str,
@@ -127,7 +133,8 @@ def _commit(store: Store, game: str,
     on top of ratings the other had saved with them: counted twice, for good. The
     computation (a whole rebuild, maybe) holds no lock, so writers storing results
     meanwhile never wait for it; only after OPTIMISTIC_TRIES lost races is one done
-    holding the write lock throughout, so that every update ends.
+    holding the write lock throughout, so that every update ends. A tau epoch added
+    meanwhile (issue 16 §3) is a lost race too: its games were computed without it.
     """
     for attempt in range(OPTIMISTIC_TRIES + 1):
         hold = attempt == OPTIMISTIC_TRIES
@@ -140,7 +147,8 @@ def _commit(store: Store, game: str,
         if not (done.processed or done.reset):
             return done  # nothing to rate: no need for the write lock
         with store.transaction():
-            if _board(store, game).progress == board.progress:  # nobody saved meanwhile
+            if (_board(store, game).progress == board.progress  # nobody saved meanwhile
+                    and tuple(store.tau_epochs(game)) == done.ratings.tau_epochs):
                 _save(store, game, done)
                 return done
     raise AssertionError("unreachable: the last try holds the lock")
@@ -189,7 +197,8 @@ def tournament_standings(store: Store, game: str, tournament_id: int) -> list[di
     env = environment(store, game)
     with store.snapshot():
         done = rate(store.result_stream(game, order=Order.CANONICAL,
-                                        tournament_id=tournament_id), env)
+                                        tournament_id=tournament_id), env,
+                    tau_epochs=store.tau_epochs(game))
         entrants = store.entrants(tournament_id)
     rows: list[dict[str, Any]] = []
     for bot in entrants:

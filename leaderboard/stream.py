@@ -14,13 +14,17 @@ forfeited seat has already been ranked last by the referee; void games are never
 rated. A bot version new to a leaderboard starts at the mu of its bot's newest
 earlier version rated there, with the environment's initial sigma (as Halite does:
 docs/tournaments.md "Ratings"); the versions of each bot are the caller's, as a
-:data:`Lineage`. Nothing here reads or writes the database.
+:data:`Lineage`. A leaderboard's tau may change from a match number on (its
+:data:`TauEpochs`, issue 16 §3: a ladder's finals rate with tau 0): a result with a
+``match_no`` of at least an epoch's first is rated with that epoch's tau. Nothing here
+reads or writes the database.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeAlias
 
 from .ratings import Environment, Rating, rate_ffa
@@ -40,7 +44,11 @@ class Seat(Protocol):
 
 
 class Result(Protocol):
-    """One game's result as the ratings read it (the store's ``StoredResult`` is one)."""
+    """One game's result as the ratings read it (the store's ``StoredResult`` is one).
+
+    Under tau epochs its ``match_no`` (an ``int | None`` attribute, as
+    ``StoredResult``'s) picks its tau; a result without one (a simulation's) has the
+    leaderboard's own."""
 
     @property
     def void(self) -> bool: ...
@@ -51,6 +59,10 @@ class Result(Protocol):
 
 Lineage: TypeAlias = Mapping[Hashable, Sequence[Hashable]]
 """Per player (a bot version), the earlier versions of the same bot, newest first."""
+
+TauEpochs: TypeAlias = Sequence[tuple[int, float]]
+"""A leaderboard's changes of tau, as (first match number, tau), sorted by match number
+(:meth:`leaderboard.store.StoreReader.tau_epochs`); before the first, the environment's."""
 
 
 def lineage(versions: Iterable[tuple[Hashable, str, int]]) -> dict[Hashable, list[Hashable]]:
@@ -81,13 +93,36 @@ class Ratings:
     """The state of the fold: every player's standing, and how many games were rated."""
 
     def __init__(self, env: Environment, table: dict[Hashable, Standing] | None = None,
-                 count: int = 0, lineage: Lineage | None = None) -> None:
+                 count: int = 0, lineage: Lineage | None = None,
+                 tau_epochs: TauEpochs = ()) -> None:
         self.env = env
         self.table: dict[Hashable, Standing] = table if table is not None else {}
         self.count = count
         """Rated games (void ones are never counted)."""
         self.lineage: Lineage = lineage if lineage is not None else {}
         """Each player's earlier versions, newest first (none: every player starts fresh)."""
+        self.tau_epochs: tuple[tuple[int, float], ...] = tuple(tau_epochs)
+        """From which match number on which tau applies (none: the environment's always)."""
+        if any(a[0] >= b[0] for a, b in zip(self.tau_epochs, self.tau_epochs[1:])):
+            raise ValueError(f"tau epochs must be sorted by match number, once each: "
+                             f"{self.tau_epochs!r}")
+        self._starts = [start for start, _ in self.tau_epochs]
+        self._envs: dict[float, Environment] = {}
+
+    def env_at(self, match_no: int | None) -> Environment:
+        """The environment a game of match number ``match_no`` is rated in: the tau of
+        the last epoch begun by then (issue 16 §3), else the leaderboard's own. A game
+        without a match number sorts first in a ladder's order, so it has the latter."""
+        i = bisect_right(self._starts, match_no or 0)
+        if i == 0:
+            return self.env
+        tau = self.tau_epochs[i - 1][1]
+        if tau == self.env.tau:
+            return self.env
+        found = self._envs.get(tau)
+        if found is None:  # only tau replaced; made once per tau
+            found = self._envs[tau] = replace(self.env, tau=tau)
+        return found
 
     def fresh(self) -> Standing:
         """The standing of a player new to this leaderboard, with no earlier version."""
@@ -120,7 +155,8 @@ class Ratings:
         starts = {s.bot_id: self.start(s.bot_id) for s in seats if s.bot_id not in self.table}
         self.table.update(starts)
         players = [self.table[s.bot_id] for s in seats]
-        new = rate_ffa(self.env, [p.rating for p in players], [s.rank for s in seats])
+        env = self.env_at(getattr(result, "match_no", None)) if self.tau_epochs else self.env
+        new = rate_ffa(env, [p.rating for p in players], [s.rank for s in seats])
         for standing, rating, seat in zip(players, new, seats, strict=True):
             standing.rating = rating
             standing.games += 1
@@ -138,10 +174,12 @@ class Ratings:
 
 
 def rate(stream: Iterable[Result], env: Environment,
-         start: Ratings | None = None, lineage: Lineage | None = None) -> Ratings:
+         start: Ratings | None = None, lineage: Lineage | None = None,
+         tau_epochs: TauEpochs = ()) -> Ratings:
     """Fold ``stream``, in its order, into ratings (from ``start``, or from nothing with
-    the bots' ``lineage``)."""
-    ratings = start if start is not None else Ratings(env, lineage=lineage)
+    the bots' ``lineage`` and the leaderboard's ``tau_epochs``)."""
+    ratings = (start if start is not None
+               else Ratings(env, lineage=lineage, tau_epochs=tau_epochs))
     for result in stream:
         ratings.apply(result)
     return ratings

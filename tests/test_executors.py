@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -174,3 +176,95 @@ def test_when_every_worker_dies_a_ladders_endless_producer_is_not_drained() -> N
         seen = list(outcomes)
     assert {o.key for o in seen if isinstance(o, MatchFailed)} == set(drawn[:2])
     assert len(drawn) <= 3
+
+
+@pytest.mark.parametrize("executor", [InlineExecutor(), ProcessExecutor(2, in_flight=2)],
+                         ids=["inline", "process"])
+def test_an_idle_producer_is_asked_again_until_it_has_a_job(executor: object) -> None:
+    """Issue 16 §1: a ladder's producer yields None while its bots are all in games
+    (here: job 2 only once job 1 is done, as a ladder locks a bot until its match
+    ends), and before its first job; the stream waits, asks again, and ends only when
+    the producer does. Asked at most every poll while idle, not in a busy loop."""
+    assert isinstance(executor, (InlineExecutor, ProcessExecutor))
+    seen: list[Outcome] = []
+    asked = {"idle": 0}
+
+    def idle_until(ready: Callable[[], bool]) -> Iterator[None]:
+        while not ready():
+            asked["idle"] += 1
+            yield None
+
+    def ladder() -> Iterator[MatchJob | None]:
+        start = time.monotonic()
+        yield from idle_until(lambda: time.monotonic() - start > 0.6)  # nobody yet
+        yield job(1, 2)
+        yield from idle_until(lambda: MatchDone(1) in seen)
+        yield job(2, 1)
+        yield None  # and once more before the end
+
+    start = time.monotonic()
+    with closing(executor.stream(ladder())) as outcomes:
+        for outcome in outcomes:
+            seen.append(outcome)  # noqa: PERF402 - the producer reads it as it grows
+    assert [(type(o).__name__, o.key) for o in seen] == (
+        [("GamePlayed", 1)] * 2 + [("MatchLogs", 1), ("MatchDone", 1)]
+        + [("GamePlayed", 2), ("MatchLogs", 2), ("MatchDone", 2)])
+    # Not a busy loop: about one ask per poll (0.25 s) while idle, plus one per outcome.
+    assert asked["idle"] <= (time.monotonic() - start) / 0.25 + len(seen) + 4
+
+
+@dataclass(frozen=True)
+class _Marked(MatchJob):
+    """A real match that first notes which process plays it: a file named by its key."""
+
+    marks: str = ""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        (Path(self.marks) / f"{self.key}.pid").write_text(str(os.getpid()))
+        yield from super().play()
+
+
+def test_a_worker_killed_mid_match_is_replaced_and_its_job_reported_once(
+        tmp_path: Path) -> None:
+    """Issue 16 §1: one dead worker's job stayed in flight for ever (only "every worker
+    dead" was noticed), and a ladder would have kept its bots locked. Now the worker
+    that plays match 1 is killed (SIGKILL) in the middle of it: match 1 is reported
+    failed once, after the games it had sent; match 2 plays on, on the other worker;
+    a new worker takes the first worker's place and plays the matches after; the
+    producer (a ladder's: no length, a None among its jobs) ends the stream."""
+    sizes = {1: 5000, 2: 40, 3: 3, 4: 3, 5: 3}  # match 1 would take many seconds
+
+    def marked(key: int) -> _Marked:
+        return _Marked(key, "stop-me", BOTS, job(key, sizes[key]).games, marks=str(tmp_path))
+
+    def ladder() -> Iterator[MatchJob | None]:
+        yield marked(1)
+        yield marked(2)
+        yield None
+        yield from (marked(key) for key in (3, 4, 5))
+
+    def pid(key: int) -> int:
+        return int((tmp_path / f"{key}.pid").read_text())
+
+    seen: list[Outcome] = []
+    with closing(ProcessExecutor(2, in_flight=2).stream(ladder())) as outcomes:
+        for outcome in outcomes:
+            seen.append(outcome)
+            if isinstance(outcome, GamePlayed) and (outcome.key, outcome.position) == (1, 0):
+                killed = pid(1)
+                os.kill(killed, signal.SIGKILL)
+    mine = [o for o in seen if o.key == 1]
+    played = [o.position for o in mine if isinstance(o, GamePlayed)]
+    assert played == list(range(len(played))) and 1 <= len(played) < sizes[1]
+    assert mine[len(played):] == [MatchFailed(1, "the worker process died (signal 9)"),
+                                  MatchDone(1)]
+    for key in (2, 3, 4, 5):
+        assert [(type(o).__name__, getattr(o, "position", None))
+                for o in seen if o.key == key] == (
+            [("GamePlayed", i) for i in range(sizes[key])]
+            + [("MatchLogs", None), ("MatchDone", None)]), key
+    survivor = pid(2)
+    assert survivor != killed
+    after = {pid(key) for key in (3, 4, 5)}
+    assert after - {survivor, killed}, "no new worker played in the dead one's place"
+    assert killed not in after

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+import trueskill
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +25,7 @@ from leaderboard.ratings import Environment, Rating, rate_ffa
 from leaderboard.store import Order, Store
 from leaderboard.store.rows import SeatOutcome, StoredResult
 from leaderboard.stream import Ratings, rate
+from leaderboard.web import data
 from referee.records import GameRecord
 
 from .helpers import game_record
@@ -248,3 +251,123 @@ def test_a_new_version_starts_at_its_predecessors_mu_with_the_initial_sigma() ->
     fresh = Rating(env.mu, env.sigma)
     assert [together.table[p].rating for p in (17, 7)] == rate_ffa(env, [fresh, fresh], [1, 2])
     assert Ratings(env).start(17) == Ratings(env).fresh()  # no lineage: always fresh
+
+
+# ----------------------------------------------- tau epochs (issue 16 §3, the finals)
+def by_the_package(store: Store, epochs: list[tuple[int, float]]) -> dict[int, tuple[float, ...]]:
+    """Every stored game rated with the ``trueskill`` package itself, in match number
+    order, each with the tau of the last epoch begun by its match (else the package's
+    own): the reference the fold must equal."""
+    ratings: dict[int, trueskill.Rating] = {}
+    games: dict[int, int] = {}
+    stored = sorted(store.result_stream(GAME, order=Order.MATCH_NO),
+                    key=lambda r: r.key(Order.MATCH_NO))
+    for result in stored:
+        if result.void:
+            continue
+        tau = trueskill.TAU
+        for start, epoch_tau in epochs:
+            if (result.match_no or 0) >= start:
+                tau = epoch_tau
+        env = trueskill.TrueSkill(mu=trueskill.MU, sigma=trueskill.SIGMA, beta=trueskill.BETA,
+                                  tau=tau, draw_probability=trueskill.DRAW_PROBABILITY)
+        seats = result.seats
+        new = env.rate([(ratings.get(s.bot_id, env.create_rating()),) for s in seats],
+                       ranks=[s.rank for s in seats])
+        for seat, (rating,) in zip(seats, new, strict=True):
+            ratings[seat.bot_id] = rating
+            games[seat.bot_id] = games.get(seat.bot_id, 0) + 1
+    return {bot: (r.mu, r.sigma, games[bot]) for bot, r in ratings.items()}
+
+
+def close_to(stored: dict[int, tuple[float, ...]], reference: dict[int, tuple[float, ...]]) -> bool:
+    return stored.keys() == reference.keys() and all(
+        abs(stored[b][0] - reference[b][0]) < 1e-9 and abs(stored[b][1] - reference[b][1]) < 1e-9
+        and stored[b][2] == reference[b][2] for b in stored)
+
+
+@EXAMPLES
+@given(games=st.lists(game_strategy, min_size=1, max_size=16),
+       cuts=st.tuples(st.integers(0, 16), st.integers(0, 16)),
+       arrival=st.randoms(use_true_random=False), eager=st.booleans())
+def test_tau_epochs_update_equals_rebuild_equals_the_trueskill_package(
+        games: list, cuts: tuple[int, int], arrival: Any, eager: bool) -> None:
+    """A ladder's board: a first batch of matches is played and rated; then the finals
+    begin (``Store.add_tau_epoch``: tau 0 from their first match number), and a later
+    epoch (tau 2, say an organiser's) from a third batch's; the later games arrive in
+    any order, rated as their finished prefix (or ``eager``ly). The stored ratings, a
+    rebuild, the web's rating histories, the tournament's standings and the
+    ``trueskill`` package with tau switched at each epoch all agree."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(Path(folder) / "arena.db")
+        bots = [store.add_bot(n, n, f"/bots/{n}", "file")[0]["id"] for n in "abcd"]
+        env = Environment()
+        store.ensure_leaderboard(GAME, env.mu, env.sigma, env.beta, env.tau,
+                                 env.draw_probability, order=Order.MATCH_NO)
+        tid = store.create_tournament(
+            {"name": "ladder", "game": GAME, "format": "ladder", "seats": 3,
+             "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
+             "settings": {}}, bots, [])
+        first, second = sorted(min(cut, len(games)) for cut in cuts)
+        rows = [{"idx": i, "match": i, "deal_group": i, "seed": i,
+                 "seating": [bots[b] for b in seating]}
+                for i, (_, _, seating, _) in enumerate(games)]
+
+        def play(batch: list[int]) -> None:
+            """Store and rate games ``batch`` in any order, as ``tournament.run`` does."""
+            waiting = sorted(batch)
+            arrival.shuffle(batch)
+            for i in batch:
+                ranks, void, _, faulty = games[i]
+                store.record_game(tid, rows[i], GAME, record(ranks, void, faulty))
+                waiting.remove(i)
+                board.update(store, GAME, through=None if eager or not waiting
+                             else (tid, waiting[0] - 1))
+
+        epochs: list[tuple[int, float]] = []
+        store.extend_schedule(tid, rows[:first])
+        play(list(range(first)))
+        for part, tau in (((first, second), 0.0), ((second, len(games)), 2.0)):
+            if part[0] < part[1]:
+                store.extend_schedule(tid, rows[part[0]:part[1]])
+                epochs.append((store.match_no_of(tid, part[0]), tau))
+                store.add_tau_epoch(GAME, *epochs[-1])
+        play(list(range(first, len(games))))
+        board.update(store, GAME)
+        assert store.tau_epochs(GAME) == epochs
+        live = state(store)
+        reference = by_the_package(store, epochs)
+        assert close_to({b: (s[0], s[1], s[2]) for b, s in live[0].items()}, reference)
+        board.rebuild(store, GAME)
+        assert state(store) == live  # bit for bit
+        history = data.rating_history(store, GAME)
+        assert {b: (h[-1]["mu"], h[-1]["sigma"]) for b, h in history.items()} == {
+            b: s[:2] for b, s in live[0].items()}
+        standings = {(r["mu"], r["sigma"]) for r in board.tournament_standings(store, GAME, tid)
+                     if r["games"]}
+        assert standings == {s[:2] for s in live[0].values()}
+        later = [g for g in games[first:] if not g[1]]
+        if later:  # the epochs changed the numbers: without them, the package disagrees
+            assert not close_to({b: (s[0], s[1], s[2]) for b, s in live[0].items()},
+                                by_the_package(store, []))
+        store.close()
+
+
+def test_a_tau_epoch_rates_its_games_with_only_tau_replaced() -> None:
+    """The fold's own rule: match 1 with the board's tau, matches 2 and 3 with the
+    first epoch's 0, match 9 with the second's; a result without a match number (a
+    simulation's) has the board's; epochs out of order are refused."""
+    env = Environment()
+    ratings = Ratings(env, tau_epochs=[(2, 0.0), (9, 1.5)])
+    assert [ratings.env_at(m).tau for m in (None, 0, 1, 2, 3, 8, 9, 10**9)] == [
+        env.tau, env.tau, env.tau, 0.0, 0.0, 0.0, 1.5, 1.5]
+    assert ratings.env_at(3) is ratings.env_at(2)  # made once
+    assert ratings.env_at(9) == Environment(tau=1.5)  # nothing else changed
+    games = [StoredResult(n, 1, n, n, False, (SeatOutcome(7, 1, False), SeatOutcome(8, 2, False)))
+             for n in (1, 2)]
+    start = Rating(env.mu, env.sigma)
+    a, b = rate_ffa(env, [start, start], [1, 2])
+    assert rate(games, env, tau_epochs=[(2, 0.0)]).table[7].rating == rate_ffa(
+        Environment(tau=0.0), [a, b], [1, 2])[0]
+    with pytest.raises(ValueError, match="sorted by match number"):
+        Ratings(env, tau_epochs=[(9, 0.0), (2, 1.0)])

@@ -66,16 +66,17 @@ def rating_history(store: StoreReader, game: str) -> dict[int, list[dict[str, An
     that rated them (:class:`~leaderboard.stream.Ratings`), so the last point of each
     bot is its leaderboard rating. A point is ``{"n": position among the game's
     rated games (1-based), "game_id", "mu", "sigma", "rank"}``. Cached per database
-    state.
+    state (its tau epochs included, issue 16 §3).
     """
     board = require_board(store, game)
-    key = (str(store.path), game, *board.progress, store.latest_game_id(game))
+    key = (str(store.path), game, *board.progress, store.latest_game_id(game),
+           *store.tau_epochs(game))
     with _HISTORY_LOCK:
         if key in _HISTORY_CACHE:
             return _HISTORY_CACHE[key]
     history: dict[int, list[dict[str, Any]]] = {}
     with store.snapshot():  # the bots' lineage and the results of one moment
-        ratings = fresh(store, environment_of(board))
+        ratings = fresh(store, environment_of(board), game)  # with its tau epochs
         for result in store.result_stream(game, order=Order(board.order), rated_only=True):
             new = ratings.apply(result)
             if new is None:  # void: never rated
