@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import trueskill
 
+from arena import accounts
 from arena.executors import InlineExecutor
 from arena.ladder import actions, service, snapshot
 from arena.ladder.roster import roster
-from arena import accounts
 from arena.submissions.accept import precheck
 from arena.tournament import Settings
 from arena.web.config import ServerConfig

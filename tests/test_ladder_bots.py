@@ -153,8 +153,8 @@ def test_no_bot_is_in_two_games_at_once_on_parallel_workers(tmp_path: Path) -> N
     service.create(store, "L", service.LadderSpec(
         "stop-me", (2,), baselines=("builtin:random", "builtin:heuristic")), 3, SETTINGS)
     watch = Watching(ProcessExecutor(2))
-    done = service.Runner(store, "L", watch, games=10).run()
-    assert done.played == 10 and not done.errors
+    done = service.Runner(store, "L", watch, games=6).run()
+    assert done.played == 6 and not done.errors
     assert watch.clashes == []
     assert watch.most == 2  # two matches at once: the check above was exercised
     assert snapshot.snapshot(store, "L")["in_flight"] == []

@@ -266,7 +266,7 @@ def ladder_show(name: str, db_path: Path, as_json: bool) -> None:
 def ladder_list(db_path: Path, as_json: bool) -> None:
     """List the ladders with their game, state and settings."""
     with opened(db_path) as store:
-        rows = [{"name": ld.name, "game": ld.game, "state": snapshot.state(ld),
+        rows: list[dict[str, Any]] = [{"name": ld.name, "game": ld.game, "state": snapshot.state(ld),
                  "seat_counts": list(ld.seat_counts), "duplicate": ld.duplicate,
                  "same_author": ld.same_author, "crash_streak": ld.crash_streak,
                  "games": store.stored_count(ld.tournament_id),
