@@ -78,6 +78,8 @@ def test_a_ladder_runs_from_the_cli_rates_by_match_number_and_rebuilds_exactly(
     assert again.exit_code == 0 and "2 games played in this run, 8 in all" in again.stdout
     changed = cli("ladder", "run", "stop-me", "--seats", "3", "--db", db)
     assert changed.exit_code == 1 and "settings were fixed when it was created" in changed.stderr
+    clocks = cli("ladder", "run", "stop-me", "--deadline-ms", "500", "--db", db)
+    assert clocks.exit_code == 1 and "without --deadline-ms" in clocks.stderr
     store = Store(db)
     assert store.leaderboard("stop-me").order == "match_no"
     matches = sql(store, "SELECT idx, match, match_no FROM schedule ORDER BY idx")

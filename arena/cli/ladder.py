@@ -20,7 +20,14 @@ from referee.games import GameError, get_game
 from referee.match import Clocks
 
 from .common import echo_json, make_log_dir, opened, parse_options
-from .options import SQLITE_ID, clock_options, db_option, json_option, limits_from
+from .options import (
+    LIMIT_NAMES,
+    SQLITE_ID,
+    clock_options,
+    db_option,
+    json_option,
+    limits_from,
+)
 
 _DURATION = re.compile(r"([0-9]{1,9})([smhd])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -122,8 +129,11 @@ def ladder_run(ctx: click.Context, game: str, name: str | None,
     make_log_dir(log_dir)
     settings = tournament.Settings(Clocks(deadline_ms, time_bank_ms, startup_ms, strikes),
                                    sandbox, limits_from(limits))
+    # Everything the ladder stores: given again to a run of an existing ladder, it is
+    # refused, never silently ignored.
     given = {p for p in ("seats", "duplicate", "same_author", "baselines", "crash_streak",
-                         "seed", "option_pairs")
+                         "seed", "option_pairs", "deadline_ms", "time_bank_ms",
+                         "startup_ms", "strikes", "sandbox", *LIMIT_NAMES)
              if ctx.get_parameter_source(p) is not click.core.ParameterSource.DEFAULT}
     with opened(db_path, create=True) as store:
         found = store.ladder_or_none(name)
@@ -160,7 +170,8 @@ def _check_same(ladder: LadderRow, game: str, given: set[str]) -> None:
         raise click.ClickException(
             f"ladder {ladder.name!r} exists: its settings were fixed when it was created "
             f"(seats {','.join(map(str, ladder.seat_counts))}, duplicate "
-            f"{ladder.duplicate}, crash streak {ladder.crash_streak}); run it without "
+            f"{ladder.duplicate}, crash streak {ladder.crash_streak}, its clocks, sandbox "
+            f"and limits); run it without "
             f"{flags}, or start another ladder with --name")
 
 
