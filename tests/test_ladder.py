@@ -228,3 +228,22 @@ def test_bad_ladders_are_refused_clearly(tmp_path: Path, cli: Invoke) -> None:
         assert "Traceback" not in out.output
     out = cli("ladder", "show", "nope", "--db", db)
     assert out.exit_code == 1 and "no ladder 'nope'" in out.stderr
+
+
+def test_duplicate_deals_rotate_one_seed_through_the_seats_one_match_at_a_time(
+        tmp_path: Path) -> None:
+    store = Store(tmp_path / "arena.db")
+    service.create(store, "D", service.LadderSpec(
+        "stop-me", (2,), duplicate=True, baselines=("builtin:random", "builtin:heuristic")),
+        4, Settings())
+    done = service.Runner(store, "D", InlineExecutor(), games=4).run()
+    assert done.played == 4
+    rows = sql(store, "SELECT idx, match, match_no, deal_group, seed, seating FROM schedule "
+                      "ORDER BY idx")
+    assert [r["match"] for r in rows] == [1, 2, 3, 4]  # a match per rotation
+    for first, second in (rows[0:2], rows[2:4]):
+        assert first["deal_group"] == second["deal_group"] and first["seed"] == second["seed"]
+        assert json.loads(second["seating"]) == json.loads(first["seating"])[::-1]
+    assert rows[0]["seed"] != rows[2]["seed"]
+    assert snapshot.snapshot(store, "D")["duplicate"] is True
+    store.close()
