@@ -247,3 +247,19 @@ def test_duplicate_deals_rotate_one_seed_through_the_seats_one_match_at_a_time(
     assert rows[0]["seed"] != rows[2]["seed"]
     assert snapshot.snapshot(store, "D")["duplicate"] is True
     store.close()
+
+
+def test_stop_ends_a_run_after_its_matches_in_flight(ladder: Store) -> None:
+    asked: list[bool] = []
+
+    def stop_at_two(now: service.RunResult) -> None:
+        if now.played == 2:
+            assert snapshot.snapshot(ladder, "L")["state"] == "running"
+            asked.append(actions.stop(ladder, "L"))
+
+    done = service.Runner(ladder, "L", InlineExecutor(), on_game=stop_at_two).run()
+    assert asked == [True] and done.played == 2  # no --games: only the stop ended it
+    after = ladder.ladder("L")
+    assert after.runner is None and snapshot.state(after) == "stopped"
+    assert actions.stop(ladder, "L") is False  # nothing runs: nothing to ask
+    assert run(ladder, 1).played == 1  # the next run is not stopped by the old request
