@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trueskill
+from starlette.testclient import TestClient
 
 from arena import accounts
 from arena.executors import InlineExecutor
@@ -20,7 +22,8 @@ from arena.ladder import actions, service, snapshot
 from arena.ladder.roster import roster
 from arena.submissions.accept import precheck
 from arena.tournament import Settings
-from arena.web.config import ServerConfig
+from arena.web.competition import competition_app
+from arena.web.config import ServerConfig, parse_config
 from leaderboard import board
 from leaderboard.store import Store, StoreError, SubmissionLimitError
 
@@ -263,3 +266,27 @@ def test_stop_ends_a_run_after_its_matches_in_flight(ladder: Store) -> None:
     assert after.runner is None and snapshot.state(after) == "stopped"
     assert actions.stop(ladder, "L") is False  # nothing runs: nothing to ask
     assert run(ladder, 1).played == 1  # the next run is not stopped by the old request
+
+
+def test_the_api_refuses_submissions_of_a_game_in_its_finals(tmp_path: Path) -> None:
+    config = parse_config({"server": {"database": str(tmp_path / "arena.db"),
+                                      "data_dir": str(tmp_path / "data"),
+                                      "submissions": True}})
+    store = Store(config.db_path)
+    _, token = accounts.add_author(store, "ada")
+    service.create(store, "L", service.LadderSpec(
+        "stop-me", (2,), baselines=("builtin:random", "builtin:heuristic")), 1, Settings())
+    actions.start_finals(store, "L", 1)
+    store.close()
+    with TestClient(competition_app(config)) as client:
+        def post(game: str) -> Any:
+            return client.post("/api/v1/bots/adas/versions", params={"game": game},
+                               content=b"\0" * 64, headers={
+                                   "Authorization": f"Bearer {token}",
+                                   "Content-Type": "application/gzip"})
+        refused = post("stop-me")
+        assert refused.status_code == 429, refused.text
+        assert refused.json()["error"]["code"] == "limit-ladder-finals"
+        assert "ladder 'L' plays its finals" in refused.json()["error"]["message"]
+        other = post("dagens-brott")  # another game's submissions stay open
+        assert other.status_code == 400 and other.json()["error"]["code"].startswith("archive")
