@@ -100,6 +100,11 @@ def precheck(store: Store, config: Config, author: Author, bot_name: str, game: 
     get_game(game)
     if store.bot_retired(bot_name):
         raise BotRetired(bot_name)
+    finals = store.ladder_in_finals(game)
+    if finals is not None:  # issue 16 §3: the finals freeze submissions of their game
+        raise SubmissionLimitError("ladder-finals", 0, f"submissions of {game} are closed "
+                                   f"while ladder {finals!r} plays its finals; they open "
+                                   f"again when it ends")
     if owned:  # names are claimed (the server's accounts): another's bot, before the body
         accounts.check_claim(store, author, bot_name)
     if author.admin:
