@@ -201,6 +201,8 @@ def test_finals_freeze_the_roster_set_tau_0_refuse_submissions_then_end(
     with pytest.raises(StoreError, match="finished at"):
         run(ladder, 1)
     before = stored(ladder, "stop-me")
+    for bot, expected in direct_ratings(ladder, "stop-me").items():  # the finals' tau 0
+        assert before[bot] == pytest.approx(expected, abs=1e-9)
     board.rebuild(ladder, "stop-me")
     assert stored(ladder, "stop-me") == before
 

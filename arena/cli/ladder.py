@@ -183,8 +183,11 @@ def _run(store: Store, name: str, workers: int | None, games: int | None,
         if now.played % 10 == 0:
             out.print(f"ladder {name}: {now.played} games played", markup=False)
 
-    runner = service.Runner(store, name, executors.for_workers(workers), games=games,
-                            until=until, log_dir=log_dir, on_game=progress)
+    executor = executors.for_workers(workers)
+    runner = service.Runner(store, name, executor, games=games, until=until,
+                            log_dir=log_dir, on_game=progress,
+                            parallel=executor.workers
+                            if isinstance(executor, executors.ProcessExecutor) else 1)
     try:
         result = runner.run()
     except (KeyboardInterrupt, SystemExit) as stop:

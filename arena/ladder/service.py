@@ -144,8 +144,10 @@ class Runner:
     def __init__(self, store: Store, name: str, executor: Executor, *,
                  games: int | None = None, until: datetime | None = None,
                  log_dir: str | None = None, poll_s: float = POLL_S,
-                 on_game: Callable[[RunResult], None] | None = None) -> None:
+                 on_game: Callable[[RunResult], None] | None = None,
+                 parallel: int = 1) -> None:
         self.store, self.executor = store, executor
+        self.parallel = parallel  # matches played at once: the matchmaker's bound counts them
         self.ladder = store.ladder(name)
         self.games, self.until, self.log_dir, self.poll_s = games, until, log_dir, poll_s
         self.on_game = on_game
@@ -369,7 +371,8 @@ class Runner:
     def _pick(self, now: Roster) -> tuple[int, ...] | None:
         busy = {b for m in now.in_flight for b in m.seating}
         rng = random.Random(f"{now.ladder.seed}:{now.ladder.scheduled}")  # a pure pick
-        return matchmaker(now.ladder).pick(now.candidates(), busy, now.matches + 1, rng)
+        return matchmaker(now.ladder, self.parallel).pick(now.candidates(), busy,
+                                                          now.matches + 1, rng)
 
     def _schedule(self, now: Roster, seating: tuple[int, ...]) -> None:
         """Store the match(es) of one pairing: one game, or with duplicate deals one

@@ -88,10 +88,11 @@ def busy(now: Roster) -> set[int]:
     return {b for m in now.in_flight for b in m.seating}
 
 
-def matchmaker(ladder: LadderRow) -> Matchmaker:
-    """The ladder's matchmaker, from its stored settings."""
+def matchmaker(ladder: LadderRow, parallel: int = 1) -> Matchmaker:
+    """The ladder's matchmaker, from its stored settings; ``parallel``: the matches its
+    runner plays at once, which its starvation bound counts (docs/ladder.md)."""
     return Matchmaker(ladder.seat_counts, same_author=ladder.same_author,
-                      placement_sigma=ladder.placement_sigma)
+                      placement_sigma=ladder.placement_sigma, parallel=parallel)
 
 
 def queue(now: Roster) -> list[int]:
