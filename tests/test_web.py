@@ -523,18 +523,23 @@ def test_malformed_requests_get_the_sites_pages_and_headers(
         assert headers["Allow"] == "GET, HEAD"
 
 
-def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
-    """script-src names the viewer's hash, not 'unsafe-inline': markup that slipped past the
-    escaping (an <img onerror>, a <script>) could run nothing. The viewer is the static
-    file static/replay.js (issue 15 §1), allowed by the hash of exactly the bytes served,
-    which the page's script tag also names as its integrity."""
+def test_the_only_scripts_allowed_are_the_sites_own(base: str) -> None:
+    """script-src names the hashes of the site's two scripts, not 'unsafe-inline': markup
+    that slipped past the escaping (an <img onerror>, a <script>) could run nothing. They
+    are the static files static/replay.js, the viewer (issue 15 §1), and static/ladder.js,
+    the ladder page's refresh (issue 16 §4), each allowed by the hash of exactly the bytes
+    served, which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    code, script, script_headers = get(base + "static/replay.js")
-    assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
-    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    assert policy["script-src"] == f"'sha256-{digest}'"
+    digests = []
+    for name in ("replay.js", "ladder.js"):
+        code, script, script_headers = get(base + f"static/{name}")
+        assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
+        digests.append(base64.b64encode(hashlib.sha256(script.encode()).digest()).decode())
+    digest = digests[0]
+    assert policy["script-src"] == " ".join(f"'sha256-{d}'" for d in digests)
+    assert policy["connect-src"] == "'self'"  # the ladder page fetches itself, nothing else
     assert f'<script src="../static/replay.js" integrity="sha256-{digest}"></script>' in body
     assert "<script>" not in body  # no inline script at all
     assert policy["default-src"] == "'none'" and policy["style-src"] == "'self'"
