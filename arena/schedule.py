@@ -54,6 +54,12 @@ def _deal_seed(seed: int, group: int) -> int:
     return SplitMix64(seed ^ (group * 0x9E3779B97F4A7C15)).next_u64() & _SEED_MASK
 
 
+def deal_seed(seed: int, group: int) -> int:
+    """The seed of deal group ``group`` of a schedule of seed ``seed`` (a ladder deals
+    its matches with it as they are paired, issue 16)."""
+    return _deal_seed(seed, group)
+
+
 def make_schedule(bots: Sequence[int], seats: int, games_per_seating: int,
                   duplicate: bool, fmt: str, seed: int) -> list[Scheduled]:
     """The canonical schedule of a tournament (see the module docstring)."""

@@ -33,6 +33,10 @@ from .schedule import ScheduleError, make_schedule
 log = logging.getLogger(__name__)
 
 
+LADDER = "ladder"
+"""The format of a ladder's tournament (issue 16): not a schedule made in advance."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """How a tournament's matches are played; stored with it, reused on resume."""
@@ -55,17 +59,11 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
            options: dict[str, Any], settings: Settings,
            environment: Environment | None = None) -> int:
     """Validate everything, build the schedule and store the tournament; its id."""
-    # The name is in every progress line, table and hint: an escape sequence in it acted
-    # on the terminal and a newline forged lines ("x\nforged: 99 of 99 games played"),
-    # so it follows the bot names' rule, referee/text.py's (found by review of issue 13 B5).
-    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
-    if unseen:
-        raise StoreError(f"tournament name {name!r} holds a control or invisible character "
-                         f"({', '.join(unseen)}): use letters, digits and punctuation")
+    check_name(name)
     cls = get_game(game)
     seats = seats or min(len(bots), cls.max_players)
     resolved = cls.resolve_options(seats, options)  # a bad option fails now, not mid-run
-    rows = [_entrant(store, game, b) for b in bots]
+    rows = [entrant(store, game, b) for b in bots]
     for spec, row in zip(bots, rows):
         if row["removed_at"] is not None:  # `arena bot remove` retires it from new tournaments
             raise StoreError(f"bot {spec!r} was removed (arena bot remove {row['name']}); "
@@ -88,7 +86,18 @@ def create(store: Store, *, name: str, game: str, bots: Sequence[str], seats: in
         [r["id"] for r in rows], [g.to_row() for g in schedule])
 
 
-def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
+def check_name(name: str, what: str = "tournament") -> None:
+    """StoreError if ``name`` holds a control or invisible character."""
+    # The name is in every progress line, table and hint: an escape sequence in it acted
+    # on the terminal and a newline forged lines ("x\nforged: 99 of 99 games played"),
+    # so it follows the bot names' rule, referee/text.py's (found by review of issue 13 B5).
+    unseen = sorted({f"U+{ord(c):04X}" for c in name if hidden(c)})
+    if unseen:
+        raise StoreError(f"{what} name {name!r} holds a control or invisible character "
+                         f"({', '.join(unseen)}): use letters, digits and punctuation")
+
+
+def entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
     """The bot row of one entrant: ``NAME``, ``NAME@VERSION`` or a built-in baseline
     (``builtin:random``, ``builtin:heuristic``), stored as a bot of its own on first use."""
     if is_builtin(spec.partition("@")[0]):
@@ -98,6 +107,9 @@ def _entrant(store: Store, game: str, spec: str) -> dict[str, Any]:
             raise StoreError(f"bot {spec!r}: a built-in bot has one version, {name}@1")
         return store.builtin_bot(name)
     return store.bot(*name_version(spec))
+
+
+_entrant = entrant  # its name before the ladder (issue 16) used it too
 
 
 def _require_distinct(specs: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -159,6 +171,9 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
     ``executor`` (see :func:`arena.executors.for_workers`), storing and rating each
     game as the executor streams it in (issue 14 §3)."""
     t = store.tournament(name)
+    if t["format"] == LADDER:  # its schedule grows as it runs: only its runner plays it
+        raise StoreError(f"{t['name']!r} is a ladder: continue it with "
+                         f"arena ladder run {t['game']} --name {t['name']}")
     settings = Settings.from_json(t["settings"])
     check_mode(settings.sandbox)
     missing = store.missing_games(t["id"])
@@ -181,21 +196,12 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
 
     def store_and_rate(job: MatchJob, position: int, record: GameRecord) -> None:
         scheduled = job.games[position]
-        # Checked where it is stored (issue 14 §2): its schema version, its seats and
-        # ranks, and that it is the game scheduled here.
-        record = validate(record, seats=len(scheduled["seating"]))
-        if (record.game, record.seed) != (t["game"], scheduled["seed"]):
-            raise ResultError(f"the record is of {record.game} seed {record.seed}, the "
-                              f"schedule's game {scheduled['idx']} is {t['game']} seed "
-                              f"{scheduled['seed']}")
-        game_id = store.record_game(t["id"], scheduled, t["game"], record)
+        store_game(store, t["id"], t["game"], scheduled, record, log_dir)
         # Counted from the store: while another organiser resumes this tournament at
         # once, this run's own count stood still at the games it stored, and its progress
         # lines said 2360/4000 with an ETA of minutes when all 4000 were stored (found by
         # review of issue 13 B5).
         progress.done = store.stored_count(t["id"])
-        if game_id is not None and log_dir:  # named by the id arena replay and the web use
-            _write_game_log(Path(log_dir), game_id, record.replay_json())
         if scheduled["idx"] in outstanding:  # an outcome twice (a retried message) counts once
             outstanding.remove(scheduled["idx"])
         # Rate the finished prefix only: canonical order, whatever finished first.
@@ -234,6 +240,24 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
     if not missing:
         store.finish_tournament(t["id"])
     return progress
+
+
+def store_game(store: Store, tournament_id: int, game: str, scheduled: dict[str, Any],
+               record: GameRecord, log_dir: str | None) -> int | None:
+    """Validate one played game and store it (once: None if it was stored before), with
+    its record in ``log_dir``: how a tournament and a ladder (:mod:`arena.ladder`) keep
+    each game their executor streams in. ResultError if it is not the game scheduled."""
+    # Checked where it is stored (issue 14 §2): its schema version, its seats and
+    # ranks, and that it is the game scheduled here.
+    record = validate(record, seats=len(scheduled["seating"]))
+    if (record.game, record.seed) != (game, scheduled["seed"]):
+        raise ResultError(f"the record is of {record.game} seed {record.seed}, the "
+                          f"schedule's game {scheduled['idx']} is {game} seed "
+                          f"{scheduled['seed']}")
+    game_id = store.record_game(tournament_id, scheduled, game, record)
+    if game_id is not None and log_dir:  # named by the id arena replay and the web use
+        _write_game_log(Path(log_dir), game_id, record.replay_json())
+    return game_id
 
 
 def _write_game_log(log_dir: Path, game_id: int, record: dict[str, Any]) -> None:

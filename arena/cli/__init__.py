@@ -12,6 +12,7 @@ the root group and adds them to it:
 | :mod:`~arena.cli.web` | ``serve``, ``export-html`` |
 | :mod:`~arena.cli.author` | ``author add/list/show/disable/enable/token-reset`` |
 | :mod:`~arena.cli.submit` | ``submit`` |
+| :mod:`~arena.cli.ladder` | ``ladder run/status/show/list/stop/pause/resume/finals`` |
 
 The option sets several commands share are decorators in :mod:`~arena.cli.options`;
 :mod:`~arena.cli.common` opens the store and turns library errors into click
@@ -26,7 +27,7 @@ import click
 
 from arena import __version__, interrupts
 
-from . import author, bot, games, results, submit, tournament, web
+from . import author, bot, games, ladder, results, submit, tournament, web
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,7 +46,8 @@ def main(verbose: int) -> None:
 
 for command in (games.games, games.play, bot.bot, tournament.tournament_group,
                 tournament.demo_command, results.leaderboard, results.results,
-                results.replay, web.serve, web.export, author.author, submit.submit):
+                results.replay, web.serve, web.export, author.author, submit.submit,
+                ladder.ladder_group):
     main.add_command(command)
 
 __all__ = ["main"]

@@ -23,13 +23,14 @@ from .reader import StoreReader
 from .rows import RatingRow, StoredResult
 from .schema import SCHEMA_VERSION, check, migrate_to
 from .writes_accounts import AccountWrites
+from .writes_ladders import LadderWrites
 from .writes_submissions import SubmissionWrites
 
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 
 
-class Store(AccountWrites, SubmissionWrites, StoreReader):
+class Store(AccountWrites, SubmissionWrites, LadderWrites, StoreReader):
     """An open Arena database, for reading and writing; created and migrated on open."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
