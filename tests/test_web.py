@@ -20,7 +20,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -37,6 +36,7 @@ from arena.web import make_server
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
+from .browser_helpers import HAVE_BROWSER, chromium
 from .helpers import arena
 
 ROOT = Path(__file__).parent.parent
@@ -51,7 +51,6 @@ def act(observation, legal):
 run(act, name="faulty")
 """
 ODD = 'odd <i>name & "#1?"'  # escaping and URL quoting; bot names cannot hold "/"
-HAVE_BROWSER = bool(shutil.which("chromium")) and Path("/usr/bin/chromedriver").exists()
 browser_test = pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
                                   reason="chromium and chromium-driver are not installed")
 EXTERNAL = re.compile(r"""(?:src|href|action)\s*=\s*["']?(?:https?:)?//""", re.IGNORECASE)
@@ -550,24 +549,10 @@ def test_the_only_scripts_allowed_are_the_sites_own(base: str) -> None:
 def browser() -> Iterator[Any]:
     if not HAVE_BROWSER and not os.environ.get("CI"):
         pytest.skip("chromium and chromium-driver are not installed")
-    os.environ.setdefault("SE_OFFLINE", "true")  # selenium never downloads a driver
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                f"--user-data-dir={profile}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    viewport(driver, 1000, 700)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium() as driver:
+        viewport(driver, 1000, 700)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        yield driver
 
 
 DOCS_SHOTS = {"index", "leaderboard", "bot", "bot-faults", "head-to-head", "tournaments",
