@@ -26,7 +26,7 @@ from arena.executors import ProcessExecutor
 from arena.web import create_app, make_server
 from arena.web.config import ServerConfig, with_overrides
 from arena.web.templating import STATIC_DIR, render, static_hash
-from leaderboard.store import Store
+from leaderboard.store import SCHEMA_VERSION, Store
 
 from .helpers import arena
 
@@ -117,8 +117,8 @@ def test_healthz(client: TestClient) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200 and response.headers["content-type"] == \
         "application/json"
-    assert response.json() == {"status": "ok", "schema": 5, "bots": 2, "tournaments": 1,
-                               "games": 2}
+    assert response.json() == {"status": "ok", "schema": SCHEMA_VERSION, "bots": 2,
+                               "tournaments": 1, "games": 2}
     assert client.post("/healthz").status_code == 405
 
 
