@@ -197,7 +197,7 @@ def test_the_app_on_a_real_uvicorn(db: Path) -> None:
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/healthz"
         with urllib.request.urlopen(url, timeout=10) as response:
-            assert json.load(response)["schema"] == 5
+            assert json.load(response)["schema"] == SCHEMA_VERSION
     finally:
         server.shutdown()
         server.server_close()
@@ -222,7 +222,7 @@ def test_another_methods_body_is_dropped_and_the_connection_serves_on(db: Path) 
             assert answer.startswith(b"HTTP/1.1 405 ") and b"allow: GET, HEAD" in answer
             sock.sendall(b"x" * 200000 + b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
             answer = b""
-            while b'"schema":5' not in answer:
+            while f'"schema":{SCHEMA_VERSION}'.encode() not in answer:
                 chunk = sock.recv(65536)
                 assert chunk, answer[-300:]
                 answer += chunk
