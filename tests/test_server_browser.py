@@ -9,9 +9,7 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import tarfile
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from tests.browser_helpers import HAVE_BROWSER, chromium
 from tests.helpers import ROOT, arena
 from tests.server_helpers import Served, add_author, bubblewrap, http, serving, write_config
 
-HAVE_BROWSER = bool(shutil.which("chromium")) and Path("/usr/bin/chromedriver").exists()
 ARTIFACTS = ROOT / "test-artifacts" / "web"
 STDERR_LINE = "BROWSER-BOT says <i>hello</i> & goodbye"
 BOT = f"""\
@@ -43,25 +41,9 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium, as tests/test_web.py makes it (never a downloaded driver)."""
-    os.environ.setdefault("SE_OFFLINE", "true")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                f"--user-data-dir={profile}", "--window-size=1000,800"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium("--window-size=1000,800") as driver:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def no_errors(driver: Any) -> None:

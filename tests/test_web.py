@@ -20,7 +20,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -37,6 +36,7 @@ from arena.web import make_server
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
+from .browser_helpers import HAVE_BROWSER, chromium
 from .helpers import arena
 
 ROOT = Path(__file__).parent.parent
@@ -51,7 +51,6 @@ def act(observation, legal):
 run(act, name="faulty")
 """
 ODD = 'odd <i>name & "#1?"'  # escaping and URL quoting; bot names cannot hold "/"
-HAVE_BROWSER = bool(shutil.which("chromium")) and Path("/usr/bin/chromedriver").exists()
 browser_test = pytest.mark.skipif(not HAVE_BROWSER and not os.environ.get("CI"),
                                   reason="chromium and chromium-driver are not installed")
 EXTERNAL = re.compile(r"""(?:src|href|action)\s*=\s*["']?(?:https?:)?//""", re.IGNORECASE)
@@ -523,18 +522,23 @@ def test_malformed_requests_get_the_sites_pages_and_headers(
         assert headers["Allow"] == "GET, HEAD"
 
 
-def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
-    """script-src names the viewer's hash, not 'unsafe-inline': markup that slipped past the
-    escaping (an <img onerror>, a <script>) could run nothing. The viewer is the static
-    file static/replay.js (issue 15 §1), allowed by the hash of exactly the bytes served,
-    which the page's script tag also names as its integrity."""
+def test_the_only_scripts_allowed_are_the_sites_own(base: str) -> None:
+    """script-src names the hashes of the site's two scripts, not 'unsafe-inline': markup
+    that slipped past the escaping (an <img onerror>, a <script>) could run nothing. They
+    are the static files static/replay.js, the viewer (issue 15 §1), and static/ladder.js,
+    the ladder page's refresh (issue 16 §4), each allowed by the hash of exactly the bytes
+    served, which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    code, script, script_headers = get(base + "static/replay.js")
-    assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
-    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    assert policy["script-src"] == f"'sha256-{digest}'"
+    digests = []
+    for name in ("replay.js", "ladder.js"):
+        code, script, script_headers = get(base + f"static/{name}")
+        assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
+        digests.append(base64.b64encode(hashlib.sha256(script.encode()).digest()).decode())
+    digest = digests[0]
+    assert policy["script-src"] == " ".join(f"'sha256-{d}'" for d in digests)
+    assert policy["connect-src"] == "'self'"  # the ladder page fetches itself, nothing else
     assert f'<script src="../static/replay.js" integrity="sha256-{digest}"></script>' in body
     assert "<script>" not in body  # no inline script at all
     assert policy["default-src"] == "'none'" and policy["style-src"] == "'self'"
@@ -545,24 +549,10 @@ def test_the_only_script_allowed_is_the_viewers(base: str) -> None:
 def browser() -> Iterator[Any]:
     if not HAVE_BROWSER and not os.environ.get("CI"):
         pytest.skip("chromium and chromium-driver are not installed")
-    os.environ.setdefault("SE_OFFLINE", "true")  # selenium never downloads a driver
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--hide-scrollbars",
-                f"--user-data-dir={profile}"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-    viewport(driver, 1000, 700)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    with chromium() as driver:
+        viewport(driver, 1000, 700)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        yield driver
 
 
 DOCS_SHOTS = {"index", "leaderboard", "bot", "bot-faults", "head-to-head", "tournaments",

@@ -78,7 +78,8 @@ def test_the_environment_escapes_and_refuses_an_undefined_name() -> None:
 
 
 def test_static_files_and_the_csp(client: TestClient) -> None:
-    for name, kind in (("arena.css", "text/css"), ("replay.js", "text/javascript")):
+    for name, kind in (("arena.css", "text/css"), ("replay.js", "text/javascript"),
+                       ("ladder.js", "text/javascript")):
         response = client.get(f"/static/{name}")
         assert response.status_code == 200 and response.headers["content-type"].startswith(kind)
         assert response.content == (STATIC_DIR / name).read_bytes()
@@ -88,7 +89,7 @@ def test_static_files_and_the_csp(client: TestClient) -> None:
     assert static_hash("replay.js") == f"sha256-{digest}"
     policy = client.get("/").headers["content-security-policy"]
     assert policy.startswith("default-src 'none'; style-src 'self'; "
-                             f"script-src 'sha256-{digest}';")
+                             f"script-src 'sha256-{digest}' '{static_hash('ladder.js')}';")
     assert "unsafe-inline" not in policy and "form-action 'none'" in policy
     missing = client.get("/static/nothing.js")
     assert missing.status_code == 404 and 'id="error"' in missing.text

@@ -44,13 +44,20 @@ MAX_HEADERS = 100
 """Header lines a request may send (http.server's limit, kept: more is a 431)."""
 
 
+SCRIPTS = ("replay.js", "ladder.js")
+"""The site's scripts, each allowed by its hash: the replay viewer, the ladder's refresh."""
+
+
 def content_security_policy(forms: bool = False) -> str:
-    """The CSP of every response: nothing but the app's own stylesheet and the viewer's
-    script (by hash, so markup that ever slipped past the escaping could run nothing).
+    """The CSP of every response: nothing but the app's own stylesheet and scripts
+    (by hash, so markup that ever slipped past the escaping could run nothing).
     Forms may post only to the app itself, and only with ``forms`` (--submissions)."""
     action = "'self'" if forms else "'none'"
-    return (f"default-src 'none'; style-src 'self'; script-src '{static_hash('replay.js')}'; "
-            f"img-src data:; base-uri 'none'; form-action {action}; frame-ancestors 'none'")
+    scripts = " ".join(f"'{static_hash(name)}'" for name in SCRIPTS)
+    # connect-src: the ladder's live page asks for itself again (issue 16 §4), and only that.
+    return (f"default-src 'none'; style-src 'self'; script-src {scripts}; "
+            f"connect-src 'self'; img-src data:; base-uri 'none'; form-action {action}; "
+            f"frame-ancestors 'none'")
 
 
 def security_headers(forms: bool = False) -> dict[str, str]:

@@ -39,6 +39,7 @@ from referee.games import GAMES
 from .api import REFUSALS, ApiError, archive_file, bots_of, claim_for, refusal, wake_pipeline
 from .auth import check_csrf_value
 from .forms import Refused, config_of, html_errors, page, read, signed_in, to_sign_in
+from .ladder_pages import ladder_standing
 from .multipart import MAX_PARTS, SLACK, StreamedForm, boundary_of, chunks_of, pack_folder
 from .replay import load, rebuild, replay_page
 
@@ -179,7 +180,8 @@ def _bot(reader: StoreReader, author: Author, name: str) -> dict[str, Any]:
     names = [name]
     return {"bot": bot,
             "logs": bot_logs(reader, names, name) if bot["versions"] else [],
-            "recent": author_games(reader, names), "faults": author_faults(reader, names)}
+            "recent": author_games(reader, names), "faults": author_faults(reader, names),
+            "ladders": ladder_standing(reader, name)}
 
 
 @html_errors

@@ -11,6 +11,9 @@ from files)::
     bot/NAME.html                a bot: versions, rating history, seats, faults
     tournament/ID.html           one tournament and its games (served: also
                                  tournament/NAME.html)
+    ladders.html                 every ladder (issue 16 §4)
+    ladder/ID.html               one ladder's live page, ID its tournament id
+                                 (served: also ladder/NAME.html)
     replay/ID.html               a game's replay from the full view
     replay/ID-seatN.html         the same game from seat N's view
 
@@ -34,6 +37,7 @@ from leaderboard.web import PageError, bad_request, not_found
 from leaderboard.web.data import boards, head_to_head_table
 from leaderboard.web.paths import page_key_matches, page_path
 
+from .ladder_pages import ladder_names, ladder_page, ladders_page
 from .pages import (
     bot_page,
     error_page,
@@ -103,6 +107,7 @@ _PAGES: dict[str, Callable[[StoreReader, str, bool], str]] = {
     "bot": _bot,
     "tournament": _tournament,
     "replay": _replay,
+    "ladder": lambda store, key, _: ladder_page(store, key),
 }
 
 
@@ -118,6 +123,8 @@ def page_for(store: StoreReader, segments: list[str], *, spectator: bool = False
         return index_page(store)
     if segments == ["tournaments.html"]:
         return tournaments_page(store)
+    if segments == ["ladders.html"]:
+        return ladders_page(store)
     if len(segments) == 2 and segments[0] in _PAGES and (key := _page_key(segments[1])):
         return _PAGES[segments[0]](store, key, spectator)
     if len(segments) == 3 and segments[0] == "head-to-head" and segments[1] \
@@ -193,6 +200,9 @@ def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | Non
         write("/".join(page_path("bot", name)), bot_page(store, name))
     for tid in store.tournament_ids():
         write(f"tournament/{tid}.html", tournament_page(store, tid))
+    write("ladders.html", ladders_page(store))
+    for tid, _ in ladder_names(store):  # a snapshot: the live parts stay as they were
+        write(f"ladder/{tid}.html", ladder_page(store, str(tid)))
     for game_id in store.game_ids():
         stored = load(store, game_id)
         seats: list[int | None] = [None, *range(len(stored["seat_rows"]))]

@@ -28,7 +28,7 @@ from leaderboard.web.paths import page_path
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PREFIX = "static"
 """The one path prefix of the static files: ``/static/arena.css``, ``DIR/static/...``."""
-STATIC_FILES = ("arena.css", "replay.js")
+STATIC_FILES = ("arena.css", "replay.js", "ladder.js")
 
 
 _FOR_FILES: ContextVar[bool] = ContextVar("arena_pages_for_files", default=False)
