@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,12 @@ def ladder_show(name: str, db_path: Path, as_json: bool) -> None:
         ("mu", "mu"), ("sigma", "sigma"), ("interval", "95%"), ("games", "games"),
         ("games_last_hour", "last hour"), ("fault", "last fault"), ("why", "paused")],
         {"mu": ".2f", "sigma": ".2f"}))
+    for r in info["standings"]:
+        if r["paused"]:
+            out.print(f"{r['bot']}@{r['version']} is paused ({r['paused']['reason']}): it "
+                      f"plays again with a new version, or after: arena ladder resume "
+                      f"{shlex.quote(name)} {shlex.quote(r['bot'])}@{r['version']}",
+                      markup=False)
     out.print("queue: " + (", ".join(info["queue"]) or "nobody"), markup=False)
     for match in info["in_flight"]:
         out.print(f"in flight: match {match['match']}: {' v '.join(match['seating'])}",

@@ -115,8 +115,8 @@ def _pause(ladder: LadderRow, bot_id: int, actions: list[Any],
     streak = [f for f in run if f.idx > after]
     if ladder.crash_streak and len(streak) >= ladder.crash_streak:
         last = streak[-1]
-        return {"reason": f"{len(streak)} faulty games in a row (the last: {last.kind}); "
-                          f"back with a new version or `arena ladder resume`",
+        # Kinds and counts only, never what the bot wrote: the reason is public (§4).
+        return {"reason": f"{len(streak)} faulty games in a row (the last: {last.kind})",
                 "since": streak[ladder.crash_streak - 1].at}
     return None
 
