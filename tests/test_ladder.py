@@ -79,6 +79,11 @@ def test_a_ladder_runs_from_the_cli_rates_by_match_number_and_rebuilds_exactly(
     assert "6 games played in this run, 6 in all" in out.stdout
     again = cli("ladder", "run", "stop-me", "--games", "2", "--workers", "1", "--db", db)
     assert again.exit_code == 0 and "2 games played in this run, 8 in all" in again.stdout
+    repeated = cli("ladder", "run", "stop-me", "--baselines", BASELINES, "--games", "1",
+                   "--workers", "1", "--seed", "5", "--seats", "2,3,4", "--deadline-ms",
+                   "1000", "--strikes", "3", "--db", db)  # a service unit's command again
+    assert repeated.exit_code == 0 and "1 game played in this run, 9 in all" in \
+        repeated.stdout, repeated.output
     changed = cli("ladder", "run", "stop-me", "--seats", "3", "--db", db)
     assert changed.exit_code == 1 and "settings were fixed when it was created" in changed.stderr
     clocks = cli("ladder", "run", "stop-me", "--deadline-ms", "500", "--db", db)
@@ -86,7 +91,7 @@ def test_a_ladder_runs_from_the_cli_rates_by_match_number_and_rebuilds_exactly(
     store = Store(db)
     assert store.leaderboard("stop-me").order == "match_no"
     matches = sql(store, "SELECT idx, match, match_no FROM schedule ORDER BY idx")
-    assert [m["idx"] for m in matches] == list(range(8))
+    assert [m["idx"] for m in matches] == list(range(9))
     assert [m["match_no"] for m in matches] == sorted({m["match_no"] for m in matches})
     before = stored(store, "stop-me")
     for bot, expected in direct_ratings(store, "stop-me").items():
@@ -96,15 +101,15 @@ def test_a_ladder_runs_from_the_cli_rates_by_match_number_and_rebuilds_exactly(
     shown = json.loads(cli("ladder", "show", "stop-me-ladder", "--json", "--db", db).stdout)
     assert set(shown) == SNAPSHOT_KEYS
     assert shown == snapshot.snapshot(store, "stop-me-ladder")
-    assert shown["state"] == "stopped" and shown["games"] == 8 and shown["failures"] == 0
+    assert shown["state"] == "stopped" and shown["games"] == 9 and shown["failures"] == 0
     assert [set(r) for r in shown["standings"]] == [STANDING_KEYS] * 2
-    assert sorted(r["games"] for r in shown["standings"]) == [8, 8]
+    assert sorted(r["games"] for r in shown["standings"]) == [9, 9]
     top = shown["standings"][0]
     assert top["low"] == pytest.approx(top["mu"] - 1.96 * top["sigma"])
-    assert len(shown["recent"]) == 8 and shown["recent"][0]["idx"] == 7
+    assert len(shown["recent"]) == 9 and shown["recent"][0]["idx"] == 8
     assert sorted(shown["queue"]) == ["builtin:heuristic@1", "builtin:random@1"]
     status = json.loads(cli("ladder", "status", "stop-me-ladder", "--json", "--db", db).stdout)
-    assert status["running"] is False and status["games"] == 8 and status["in_flight"] == 0
+    assert status["running"] is False and status["games"] == 9 and status["in_flight"] == 0
     listed = json.loads(cli("ladder", "list", "--json", "--db", db).stdout)
     assert [r["name"] for r in listed] == ["stop-me-ladder"]
     resume = cli("tournament", "resume", "stop-me-ladder", "--db", db)

@@ -153,15 +153,37 @@ def ladder_run(ctx: click.Context, game: str, name: str | None,
             click.echo(f"ladder {name}: created ({game}, seats "
                        f"{','.join(map(str, found.seat_counts))})")
         else:
-            _check_same(found, game, given)
+            stored = {b["id"]: b["name"] for b in store.bots(include_removed=True)}
+            same = {
+                "seats": tuple(seats or ()) == found.seat_counts,
+                "duplicate": duplicate == found.duplicate,
+                "same_author": same_author == found.same_author,
+                "crash_streak": crash_streak == found.crash_streak,
+                "seed": seed == found.seed,
+                "baselines": sorted(b.strip() for b in (baselines or "").split(",")
+                                    if b.strip()) == sorted(stored[i] for i in found.baselines),
+                "option_pairs": all(found.options.get(k) == v
+                                    for k, v in parse_options(option_pairs).items()),
+            }
+            kept = found.settings
+            for key, value in settings.to_json()["clocks"].items():
+                same[key] = kept.get("clocks", {}).get(key) == value
+            same["strikes"] = same.pop("max_strikes", False)  # the option's name
+            same["sandbox"] = kept.get("sandbox") == sandbox
+            for key, value in settings.to_json()["limits"].items():
+                same[key] = kept.get("limits", {}).get(key) == value
+            # A service unit's command line may repeat what is stored; only a change is
+            # refused, never silently ignored.
+            _check_same(found, game, {g for g in given if not same.get(g, False)})
             click.echo(f"ladder {name}: continued"
                        + (" (its finals)" if found.in_finals else ""))
         _run(store, name, workers, games, until, log_dir)
 
 
 def _check_same(ladder: LadderRow, game: str, given: set[str]) -> None:
-    """A run of an existing ladder keeps its stored settings: a defining option given
-    again is refused (it would be ignored), unless it says what is stored."""
+    """A run of an existing ladder keeps its stored settings: ``given``, the defining
+    options given with another value than the stored one, are refused (they would be
+    ignored)."""
     if ladder.game != game:
         raise click.ClickException(f"ladder {ladder.name!r} is of game {ladder.game!r}, "
                                    f"not {game!r}")
@@ -198,7 +220,8 @@ def _run(store: Store, name: str, workers: int | None, games: int | None,
                          else stop.code) from None
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
-    click.echo(f"ladder {name}: {result.played} games played in this run, "
+    click.echo(f"ladder {name}: {result.played} game{'' if result.played == 1 else 's'} "
+               f"played in this run, "
                f"{store.stored_count(runner.ladder.tournament_id)} in all"
                + (f", {result.withdrawn} withdrawn" if result.withdrawn else "")
                + ("; its finals are over" if result.finished else ""))
