@@ -28,7 +28,7 @@ from arena.web.config import ServerConfig, with_overrides
 from arena.web.templating import STATIC_DIR, render, static_hash
 from leaderboard.store import SCHEMA_VERSION, Store
 
-from .helpers import arena
+from .helpers import arena, environment
 
 ROOT = Path(__file__).parent.parent
 EVIL = '<b onmouseover=alert(1)>&"\'x'  # a bot name holds no "/"
@@ -150,6 +150,7 @@ def test_no_html_is_left_in_python_strings() -> None:
 
 def _serve(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen([sys.executable, "-m", "arena", "serve", "--port", "0", *args],
+                               env=environment(),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=cwd)
     return process, process.stdout.readline() if process.stdout else ""
