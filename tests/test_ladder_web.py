@@ -136,6 +136,15 @@ def games_shown(driver: Any) -> int:
     return int(found[1]) if found else -1
 
 
+def shot(driver: Any, name: str) -> None:
+    """A screenshot into test-artifacts/web/, and into ARENA_DOCS_SCREENSHOTS if set (the
+    docs' docs/web/ladder.png and ladder-phone.png), as tests/test_web.py does."""
+    for folder in (str(ARTIFACTS), os.environ.get("ARENA_DOCS_SCREENSHOTS")):
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(Path(folder) / f"{name}.png"))
+
+
 @browser_test
 def test_the_page_refreshes_without_a_reload(db: Path, served: str) -> None:
     """New games appear on an open page with no reload (a marker set in the page's window
@@ -156,12 +165,11 @@ def test_the_page_refreshes_without_a_reload(db: Path, served: str) -> None:
         assert driver.execute_script("return window.arenaMarker;") == 42  # not reloaded
         assert "updated" in driver.find_element("id", "live-status").text
         assert browser_errors(driver) == []
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(ARTIFACTS / "ladder.png"))
+        shot(driver, "ladder")
         driver.set_window_size(390, 844)  # a phone
         width = driver.execute_script("return [document.documentElement.scrollWidth, "
                                       "window.innerWidth];")
         assert width[0] <= width[1], width
         table = driver.find_element("id", "standings")
         assert table.is_displayed() and table.rect["x"] + table.rect["width"] <= width[1]
-        driver.save_screenshot(str(ARTIFACTS / "ladder-phone.png"))
+        shot(driver, "ladder-phone")
