@@ -32,7 +32,9 @@ its own true skills, the same for the three schedules) of Kendall's tau between 
 order by mu and the true order after every 100 games, and the spread of games per bot
 (min-max over the runs); the games until tau first reaches 0.9, over ``--reach-runs``
 further runs (checked every 10 games): mean, standard error, median, and how often the
-ladder needed fewer, as many or more games than each other schedule on the same bots;
+ladder needed fewer, as many or more games than each other schedule on the same bots,
+and the paired difference (ladder minus the other, on the same bots) with its standard
+error;
 the longest wait between two of a bot's matches against the bound
 :func:`arena.ladder.matchmaking.max_wait`; and the newcomer's climb: after the table's
 games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladder at
@@ -43,7 +45,7 @@ Order by mu, not the leaderboard's ``mu - 3 sigma``: the bench asks how well the
 schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure the
 ratings are, which penalises the schedules that spread games unevenly twice.
 
-    python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50]
+    python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from arena.ladder.matchmaking import Candidate, Matchmaker, max_wait
@@ -276,6 +279,15 @@ def truth(run: int, bots: int) -> list[float]:
     return [rng.gauss(ENV.mu, ENV.sigma) for _ in range(bots)]
 
 
+def reach(job: tuple[str, int, int, int, int]) -> int | None:
+    """One run of the games-until-0.9 figure: schedule ``name`` on reach run ``r``'s bots
+    (the same bots and seed for every schedule: paired), at most ``cap`` games."""
+    name, seats, bots, cap, r = job
+    t, _, _, _ = run(SCHEDULES[name], seats, truth(100 + r, bots), cap, 7 * r + 5,
+                     until_goal=True, every=10)
+    return first(t, 10)
+
+
 def summary(values: Sequence[int | None], cap: int) -> str:
     """Mean +- standard error and median, a run that never reached counting as ``cap``."""
     got = [v if v is not None else cap for v in values]
@@ -292,6 +304,9 @@ def main() -> None:
                         help="games of the table (default 3000 / seats: 750 at 4 seats)")
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 2])
     parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="processes for the games-until-0.9 runs (each run is "
+                             "independent: the figures do not depend on it)")
     parser.add_argument("--climb", type=int, default=400)
     parser.add_argument("--newcomer-rank", type=int, default=2)
     args = parser.parse_args()
@@ -328,12 +343,12 @@ def main() -> None:
             print(row)
         cap = 3 * games
         reached: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
-        for r in range(args.reach_runs):
-            skills = truth(100 + r, args.bots)
-            for name, make in SCHEDULES.items():
-                t, _, _, _ = run(make, seats, skills, cap, 7 * r + 5, until_goal=True,
-                                 every=10)
-                reached[name].append(first(t, 10))
+        todo = [(name, seats, args.bots, cap, r) for r in range(args.reach_runs)
+                for name in SCHEDULES]
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for (name, *_), got in zip(todo, pool.map(reach, todo, chunksize=4),
+                                       strict=True):
+                reached[name].append(got)
         print(f"games until tau >= {GOAL} ({args.reach_runs} other runs, checked every 10 "
               f"games, at most {cap}): mean +- standard error, median; the ladder took "
               f"fewer / as many / more games than each other schedule on the same bots:")
@@ -344,7 +359,12 @@ def main() -> None:
             if n != "ladder":
                 fewer = sum(a < b for a, b in zip(mine, other, strict=True))
                 same = sum(a == b for a, b in zip(mine, other, strict=True))
-                paired = f"   {fewer} / {same} / {len(mine) - fewer - same}"
+                diff = [a - b for a, b in zip(mine, other, strict=True)]
+                error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
+                # The paired difference on the same bots: its spread is the runs' noise
+                # with the bots' own luck taken out, so this says whether a gap is real.
+                paired = (f"   {fewer} / {same} / {len(mine) - fewer - same};"
+                          f"  ladder - {n} {statistics.fmean(diff):+.0f} +- {error:.0f}")
             print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
         print(f"the longest wait between two matches of a bot, in matches (the most over the "
               f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
