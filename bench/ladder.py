@@ -349,6 +349,13 @@ def reach(job: tuple[str, int, int, int, int]) -> int | None:
     return first(t, 10)
 
 
+def _paired(name: str, mine: Sequence[int], other_name: str, other: Sequence[int]) -> str:
+    """``name - other_name``: the mean paired difference and its standard error."""
+    diff = [a - b for a, b in zip(mine, other, strict=True)]
+    error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
+    return f"{name} - {other_name} {statistics.fmean(diff):+.0f} +- {error:.0f}"
+
+
 def summary(values: Sequence[int | None], cap: int) -> str:
     """Mean +- standard error and median, a run that never reached counting as ``cap``."""
     got = [v if v is not None else cap for v in values]
@@ -429,6 +436,9 @@ def main() -> None:
                 # with the bots' own luck taken out, so this says whether a gap is real.
                 paired = (f"   {fewer} / {same} / {len(mine) - fewer - same};"
                           f"  ladder - {n} {statistics.fmean(diff):+.0f} +- {error:.0f}")
+            if n in ACTIVE:
+                paired += "; " + _paired(n, other, "halite3",
+                                         [g or cap for g in reached["halite3"]])
             print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
         print(f"the longest wait between two matches of a bot, in matches (the most over the "
               f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
