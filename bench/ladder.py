@@ -41,6 +41,10 @@ games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladd
 the default rating (mu 25, sigma 25/3), and we count its own games until its rank by
 mu is within two places of its true rank for good (through ``--climb`` more games).
 
+With ``--active``, two active-learning variants of the ladder (:func:`active`) join
+the games-until-0.9 runs, each also paired with Halite III's rule (docs/ladder.md,
+"Active learning: tried, measured, not adopted").
+
 Order by mu, not the leaderboard's ``mu - 3 sigma``: the bench asks how well the
 schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure the
 ratings are, which penalises the schedules that spread games unevenly twice.
