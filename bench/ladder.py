@@ -32,30 +32,39 @@ its own true skills, the same for the three schedules) of Kendall's tau between 
 order by mu and the true order after every 100 games, and the spread of games per bot
 (min-max over the runs); the games until tau first reaches 0.9, over ``--reach-runs``
 further runs (checked every 10 games): mean, standard error, median, and how often the
-ladder needed fewer, as many or more games than each other schedule on the same bots;
+ladder needed fewer, as many or more games than each other schedule on the same bots,
+and the paired difference (ladder minus the other, on the same bots) with its standard
+error;
 the longest wait between two of a bot's matches against the bound
 :func:`arena.ladder.matchmaking.max_wait`; and the newcomer's climb: after the table's
 games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladder at
 the default rating (mu 25, sigma 25/3), and we count its own games until its rank by
 mu is within two places of its true rank for good (through ``--climb`` more games).
 
+With ``--active``, two active-learning variants of the ladder (:func:`active`) join
+the games-until-0.9 runs, each also paired with Halite III's rule (docs/ladder.md,
+"Active learning: tried, measured, not adopted").
+
 Order by mu, not the leaderboard's ``mu - 3 sigma``: the bench asks how well the
 schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure the
 ratings are, which penalises the schedules that spread games unevenly twice.
 
-    python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50]
+    python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50] [--jobs 2] [--active]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from arena.ladder.matchmaking import Candidate, Matchmaker, max_wait
+from arena.ladder.matchmaking import WINDOW, Candidate, Matchmaker, max_wait
 from leaderboard.ratings import Environment
 from leaderboard.stream import Ratings
 
@@ -226,6 +235,65 @@ SCHEDULES: dict[str, Callable[[int], Scheduler]] = {
     "ladder": ladder, "round-robin": round_robin, "halite3": halite3}
 
 
+def _misorder(a: Candidate, b: Candidate) -> float:
+    """The probability that the order of ``a`` and ``b`` by mu is wrong, under the
+    ratings' own normal beliefs N(mu, sigma^2)."""
+    spread = math.sqrt(a.sigma ** 2 + b.sigma ** 2)
+    return 0.5 * math.erfc(abs(a.mu - b.mu) / spread / math.sqrt(2))
+
+
+def active(weigh: str) -> Callable[[int], Scheduler]:
+    """An active-learning variant of the ladder, measured with ``--active`` (docs/ladder.md
+    says what it showed): the same seed (``Matchmaker.queue``) and the same heavy-tailed
+    two-sided window, but the opponents are drawn from the window one by one with a
+    weight, sampled rather than the best taken, so the tail still crosses gaps:
+
+    * ``pairs``: 0.02 plus the sum, over the bots already in the game, of the probability
+      that their order with the candidate is wrong (a game orders every pair of it);
+    * ``rank``: the candidate's expected number of misordered bots, the sum of that
+      probability over the whole field (games go where the order is least known).
+    """
+
+    def make(seats: int) -> Scheduler:
+        maker = Matchmaker([seats])
+
+        def pick(world: World, match: int) -> list[int] | None:
+            cands = [Candidate(b, f"author{b}", *world.rating(b), world.games[b],
+                               world.last[b]) for b in range(len(world.skills))]
+            rng = random.Random(world.rng.getrandbits(64))
+            seed = cands[maker.queue(cands, (), match)[0]]
+            by_mu = sorted((c for c in cands if c is not seed), key=lambda c: (c.mu, c.bot_id))
+            split = sum(1 for c in by_mu if (c.mu, c.bot_id) < (seed.mu, seed.bot_id))
+            below, above = by_mu[:split][::-1], by_mu[split:]
+            half = int(WINDOW / (0.01 + rng.random()) ** 0.65)
+            pool = below[:half] + above[:half]
+            known = {c.bot_id: sum(_misorder(c, o) for o in cands if o is not c)
+                     for c in pool} if weigh == "rank" else {}
+            group = [seed]
+            while len(group) < seats and pool:
+                if weigh == "rank":
+                    weights = [known[c.bot_id] + 1e-9 for c in pool]
+                else:
+                    weights = [0.02 + sum(_misorder(m, c) for m in group) for c in pool]
+                chosen = rng.choices(pool, weights)[0]
+                pool.remove(chosen)
+                group.append(chosen)
+            rest = [c for pair in itertools.zip_longest(below[half:], above[half:])
+                    for c in pair if c is not None]
+            group += rest[:seats - len(group)]
+            return [c.bot_id for c in group] if len(group) == seats else None
+
+        return pick
+
+    return make
+
+
+ACTIVE: dict[str, Callable[[int], Scheduler]] = {
+    "active-pairs": active("pairs"), "active-rank": active("rank")}
+"""Measured only with ``--active``, in the games-until-0.9 figure."""
+ALL = {**SCHEDULES, **ACTIVE}
+
+
 def run(make: Callable[[int], Scheduler], seats: int, skills: list[float], games: int,
         seed: int, until_goal: bool = False, every: int = 100,
         ) -> tuple[list[float], list[tuple[int, int]], World, Scheduler]:
@@ -276,6 +344,22 @@ def truth(run: int, bots: int) -> list[float]:
     return [rng.gauss(ENV.mu, ENV.sigma) for _ in range(bots)]
 
 
+def reach(job: tuple[str, int, int, int, int]) -> int | None:
+    """One run of the games-until-0.9 figure: schedule ``name`` on reach run ``r``'s bots
+    (the same bots and seed for every schedule: paired), at most ``cap`` games."""
+    name, seats, bots, cap, r = job
+    t, _, _, _ = run(ALL[name], seats, truth(100 + r, bots), cap, 7 * r + 5,
+                     until_goal=True, every=10)
+    return first(t, 10)
+
+
+def _paired(name: str, mine: Sequence[int], other_name: str, other: Sequence[int]) -> str:
+    """``name - other_name``: the mean paired difference and its standard error."""
+    diff = [a - b for a, b in zip(mine, other, strict=True)]
+    error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
+    return f"{name} - {other_name} {statistics.fmean(diff):+.0f} +- {error:.0f}"
+
+
 def summary(values: Sequence[int | None], cap: int) -> str:
     """Mean +- standard error and median, a run that never reached counting as ``cap``."""
     got = [v if v is not None else cap for v in values]
@@ -292,6 +376,11 @@ def main() -> None:
                         help="games of the table (default 3000 / seats: 750 at 4 seats)")
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 2])
     parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--active", action="store_true",
+                        help="add the active-learning variants to the games-until-0.9 runs")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="processes for the games-until-0.9 runs (each run is "
+                             "independent: the figures do not depend on it)")
     parser.add_argument("--climb", type=int, default=400)
     parser.add_argument("--newcomer-rank", type=int, default=2)
     args = parser.parse_args()
@@ -327,24 +416,33 @@ def main() -> None:
                 row += f"{mean:>17.3f}{f'{lo}-{hi}':>11}"
             print(row)
         cap = 3 * games
-        reached: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
-        for r in range(args.reach_runs):
-            skills = truth(100 + r, args.bots)
-            for name, make in SCHEDULES.items():
-                t, _, _, _ = run(make, seats, skills, cap, 7 * r + 5, until_goal=True,
-                                 every=10)
-                reached[name].append(first(t, 10))
+        reach_names = names + (list(ACTIVE) if args.active else [])
+        reached: dict[str, list[int | None]] = {name: [] for name in reach_names}
+        todo = [(name, seats, args.bots, cap, r) for r in range(args.reach_runs)
+                for name in reach_names]
+        with ProcessPoolExecutor(args.jobs) as pool:
+            for (name, *_), got in zip(todo, pool.map(reach, todo, chunksize=4),
+                                       strict=True):
+                reached[name].append(got)
         print(f"games until tau >= {GOAL} ({args.reach_runs} other runs, checked every 10 "
               f"games, at most {cap}): mean +- standard error, median; the ladder took "
               f"fewer / as many / more games than each other schedule on the same bots:")
         mine = [g or cap for g in reached["ladder"]]
-        for n in names:
+        for n in reach_names:
             other = [g or cap for g in reached[n]]
             paired = ""
             if n != "ladder":
                 fewer = sum(a < b for a, b in zip(mine, other, strict=True))
                 same = sum(a == b for a, b in zip(mine, other, strict=True))
-                paired = f"   {fewer} / {same} / {len(mine) - fewer - same}"
+                diff = [a - b for a, b in zip(mine, other, strict=True)]
+                error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
+                # The paired difference on the same bots: its spread is the runs' noise
+                # with the bots' own luck taken out, so this says whether a gap is real.
+                paired = (f"   {fewer} / {same} / {len(mine) - fewer - same};"
+                          f"  ladder - {n} {statistics.fmean(diff):+.0f} +- {error:.0f}")
+            if n in ACTIVE:
+                paired += "; " + _paired(n, other, "halite3",
+                                         [g or cap for g in reached["halite3"]])
             print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
         print(f"the longest wait between two matches of a bot, in matches (the most over the "
               f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
