@@ -232,6 +232,7 @@ def test_bad_ladders_are_refused_clearly(tmp_path: Path, cli: Invoke) -> None:
             (("--baselines", "builtin:nope"), "no built-in policy 'nope'"),
             (("--games", "3", "--until", "1h"), "not both"),
             (("--until", "soon"), "neither a time"),
+            (("--until", "999999999d"), "after the year 9999"),
             (("--name", "a\x1bb"), "control or invisible character")):
         out = cli("ladder", "run", "stop-me", *args, "--db", db)
         assert out.exit_code != 0 and message in out.stderr, (args, out.output)

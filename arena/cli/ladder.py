@@ -47,8 +47,12 @@ class Until(click.ParamType):
         text = str(value).strip()
         found = _DURATION.fullmatch(text)
         if found:
-            amount = timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
-            return datetime.now(UTC) + amount
+            try:
+                amount = timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+                return datetime.now(UTC) + amount
+            except OverflowError:  # 999999999d: past the year 9999 (found by review)
+                self.fail(f"{text!r} ends after the year 9999: give a shorter duration",
+                          param, ctx)
         try:
             when = datetime.fromisoformat(text)
         except ValueError:
