@@ -298,3 +298,19 @@ def test_the_api_refuses_submissions_of_a_game_in_its_finals(tmp_path: Path) -> 
         assert "ladder 'L' plays its finals" in refused.json()["error"]["message"]
         other = post("dagens-brott")  # another game's submissions stay open
         assert other.status_code == 400 and other.json()["error"]["code"].startswith("archive")
+
+
+def test_a_second_runner_through_a_symlink_of_the_database_is_refused(ladder: Store) -> None:
+    """One runner per ladder whatever path names its database (found by review: the
+    lock file was named after the path given, so a runner through a symlink ran too)."""
+    first = service.Runner(ladder, "L", InlineExecutor(), games=1)
+    first._lock()
+    alias = ladder.path.with_name("alias.db")
+    alias.symlink_to(ladder.path)
+    other = Store(alias, create=False)
+    try:
+        with pytest.raises(service.LadderBusy, match="one runner per ladder"):
+            service.Runner(other, "L", InlineExecutor(), games=1).run()
+    finally:
+        first._unlock()
+        other.close()

@@ -109,8 +109,11 @@ def create(store: Store, name: str, spec: LadderSpec, seed: int, settings: Setti
 
 
 def lock_path(store: Store, ladder: LadderRow) -> Path:
-    """The lock file of the ladder's one runner: ``DB.ladder-ID.lock``."""
-    return store.path.with_name(f"{store.path.name}.ladder-{ladder.id}.lock")
+    """The lock file of the ladder's one runner: ``DB.ladder-ID.lock``, beside the
+    database's real file (a symlink to it or a relative path names the same lock;
+    found by review: a runner through a symlink ran beside the first)."""
+    real = store.path.resolve()
+    return real.with_name(f"{real.name}.ladder-{ladder.id}.lock")
 
 
 def runner_name() -> str:
