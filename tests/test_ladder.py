@@ -239,6 +239,12 @@ def test_bad_ladders_are_refused_clearly(tmp_path: Path, cli: Invoke) -> None:
         assert "Traceback" not in out.output
     out = cli("ladder", "show", "nope", "--db", db)
     assert out.exit_code == 1 and "no ladder 'nope'" in out.stderr
+    assert cli("ladder", "run", "stop-me", "--baselines", BASELINES, "--games", "1",
+               "--db", db).exit_code == 0
+    out = cli("ladder", "pause", "stop-me-ladder", "builtin:random", "--note",
+              "x\x1b]0;owned\x07\nforged: line", "--db", db)  # found by review
+    assert out.exit_code == 1 and "U+001B" in out.stderr and "Traceback" not in out.output
+    assert "is paused" not in cli("ladder", "show", "stop-me-ladder", "--db", db).stdout
 
 
 def test_duplicate_deals_rotate_one_seed_through_the_seats_one_match_at_a_time(
@@ -314,3 +320,4 @@ def test_a_second_runner_through_a_symlink_of_the_database_is_refused(ladder: St
     finally:
         first._unlock()
         other.close()
+
