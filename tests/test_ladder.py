@@ -321,3 +321,26 @@ def test_a_second_runner_through_a_symlink_of_the_database_is_refused(ladder: St
         first._unlock()
         other.close()
 
+
+def test_the_roster_is_read_once_a_match_and_not_while_idle(
+        ladder: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The roster reads the ladder's whole history (1.3 s at 54,000 games, measured), so
+    a runner reads it once per match, and an idle runner not at every poll, only when
+    something changed (found by review: two reads a match, and an idle runner polling
+    every second spent a core on a long ladder)."""
+    reads = []
+    real = service.roster
+
+    def counted(store: Any, ladder_row: Any) -> Any:
+        reads.append(1)
+        return real(store, ladder_row)
+
+    monkeypatch.setattr(service, "roster", counted)
+    assert run(ladder, 10).played == 10
+    assert len(reads) <= 10 + 2, len(reads)  # one a match, the recovery's, the last look
+    actions.pause(ladder, "L", "builtin:random")
+    reads.clear()
+    assert run(ladder, None, until_s=1.0).played == 0  # polled every 0.01 s: ~100 looks
+    assert len(reads) <= 3, len(reads)
+    actions.resume(ladder, "L", "builtin:random")  # a change: seen at the next look
+    assert run(ladder, 2).played == 2
