@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from leaderboard.store import Store, StoreError
 from leaderboard.store.rows_ladders import LadderRow
-
 from referee.text import hidden
 
 from ..tournament import name_version
