@@ -233,6 +233,7 @@ def test_bad_ladders_are_refused_clearly(tmp_path: Path, cli: Invoke) -> None:
             (("--games", "3", "--until", "1h"), "not both"),
             (("--until", "soon"), "neither a time"),
             (("--until", "999999999d"), "after the year 9999"),
+            (("--crash-streak", str(2**64)), "is not in the range"),  # found by review
             (("--name", "a\x1bb"), "control or invisible character")):
         out = cli("ladder", "run", "stop-me", *args, "--db", db)
         assert out.exit_code != 0 and message in out.stderr, (args, out.output)
@@ -245,6 +246,8 @@ def test_bad_ladders_are_refused_clearly(tmp_path: Path, cli: Invoke) -> None:
               "x\x1b]0;owned\x07\nforged: line", "--db", db)  # found by review
     assert out.exit_code == 1 and "U+001B" in out.stderr and "Traceback" not in out.output
     assert "is paused" not in cli("ladder", "show", "stop-me-ladder", "--db", db).stdout
+    out = cli("ladder", "finals", "stop-me-ladder", "--games-per-bot", str(2**64), "--db", db)
+    assert out.exit_code == 2 and "is not in the range" in out.stderr, out.output
 
 
 def test_duplicate_deals_rotate_one_seed_through_the_seats_one_match_at_a_time(
