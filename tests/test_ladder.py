@@ -347,3 +347,23 @@ def test_the_roster_is_read_once_a_match_and_not_while_idle(
     assert len(reads) <= 3, len(reads)
     actions.resume(ladder, "L", "builtin:random")  # a change: seen at the next look
     assert run(ladder, 2).played == 2
+
+
+def test_a_version_submitted_for_another_game_stays_off_the_ladder(
+        ladder: Store, tmp_path: Path) -> None:
+    """A bot's versions are numbered per name, whatever game each was submitted for:
+    the ladder plays the newest version submitted for its game, never one built and
+    checked for another (found by review: alpha@2, submitted for dagens-brott, took
+    alpha@1's place on the stop-me ladder)."""
+    author, _ = accounts.add_author(ladder, "ann")
+    code = tmp_path / "other.py"
+    code.write_bytes(RANDOM_BOT.read_bytes() + b"\n# another game's\n")
+    for game, path, digest in (("stop-me", RANDOM_BOT, "a" * 64),
+                               ("dagens-brott", code, "b" * 64)):
+        row = ladder.add_submission(author.id, "alpha", game, digest, 1, "zip",
+                                    per_day=None, since="", bots_per_author=None)
+        assert ladder.move_submission(row.id, "received", "building")
+        assert ladder.move_submission(row.id, "building", "checking")
+        ladder.activate_submission(row.id, digest, str(path), "program")
+    labels = {e.label for e in roster(ladder, ladder.ladder("L")).entries}
+    assert "alpha@1" in labels and "alpha@2" not in labels, labels

@@ -183,6 +183,17 @@ class LadderReads(Connection):
                                          "rank": r["rank"], "status": r["status"]})
         return games
 
+    def submitted_versions(self) -> dict[int, set[str]]:
+        """Per bot version an active submission added: the games it was submitted for
+        (a version built and checked for one game never plays another's ladder)."""
+        if "submissions" not in self._tables():
+            return {}
+        found: dict[int, set[str]] = {}
+        for r in self._rows("SELECT DISTINCT bot_id, game FROM submissions "
+                            "WHERE state = 'active' AND bot_id IS NOT NULL"):
+            found.setdefault(int(r["bot_id"]), set()).add(r["game"])
+        return found
+
     def submitted_games(self) -> dict[str, set[str]]:
         """Per bot name with an active submission: the games it was submitted for (a
         ladder of one game leaves out a bot submitted for others only)."""
