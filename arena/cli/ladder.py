@@ -47,8 +47,12 @@ class Until(click.ParamType):
         text = str(value).strip()
         found = _DURATION.fullmatch(text)
         if found:
-            amount = timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
-            return datetime.now(UTC) + amount
+            try:
+                amount = timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+                return datetime.now(UTC) + amount
+            except OverflowError:  # 999999999d: past the year 9999 (found by review)
+                self.fail(f"{text!r} ends after the year 9999: give a shorter duration",
+                          param, ctx)
         try:
             when = datetime.fromisoformat(text)
         except ValueError:
@@ -93,7 +97,8 @@ def ladder_group() -> None:
               help="Allow two versions of one author in a game.")
 @click.option("--baselines", metavar="BOT[,BOT...]",
               help="Built-in bots on the ladder too (builtin:random,builtin:heuristic).")
-@click.option("--crash-streak", type=click.IntRange(min=0), default=service.CRASH_STREAK,
+@click.option("--crash-streak", type=click.IntRange(0, 2**63 - 1),  # stored in SQLite
+              default=service.CRASH_STREAK,
               show_default=True,
               help="Faulty games in a row that pause a version (0: never).")
 @click.option("--seed", type=SQLITE_ID,
@@ -363,7 +368,7 @@ def ladder_resume(name: str, bot: str, db_path: Path) -> None:
 
 @ladder_group.command("finals")
 @click.argument("name")
-@click.option("--games-per-bot", type=click.IntRange(min=1), required=True,
+@click.option("--games-per-bot", type=click.IntRange(1, 2**63 - 1), required=True,
               help="Finals games every finalist plays.")
 @click.option("--workers", type=click.IntRange(min=1),
               help="Parallel matches (default: the number of cores).")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from leaderboard.store import Store, StoreError
 from leaderboard.store.rows_ladders import LadderRow
+from referee.text import hidden
 
 from ..tournament import name_version
 from .roster import Entry, roster
@@ -36,6 +37,11 @@ def _entry(store: Store, ladder: LadderRow, spec: str) -> Entry:
 def pause(store: Store, name: str, spec: str, note: str | None = None) -> Entry:
     """Pause bot version ``spec`` (``NAME`` or ``NAME@V``) in ladder ``name``: it
     begins no match until it is resumed or its author submits a new version."""
+    unseen = sorted({f"U+{ord(c):04X}" for c in note or "" if hidden(c)})
+    if unseen:  # the note is in arena ladder show's lines and the public page (found
+        # by review: an escape sequence in it acted on the terminal, a newline forged lines)
+        raise StoreError(f"note {note!r} holds a control or invisible character "
+                         f"({', '.join(unseen)}): use letters, digits and punctuation")
     ladder = store.ladder(name)
     entry = _entry(store, ladder, spec)
     if entry.paused is not None:

@@ -4,7 +4,8 @@ Everything here is computed from the stored results and the organiser's actions
 (issue 16 §1: ``kill -9`` loses nothing, because nothing lives in memory only):
 
 * the roster: per bot name, its newest version not removed whose files exist (a bot
-  submitted for other games only is left out), plus the ladder's baselines; during
+  submitted for other games only is left out, and so is a version submitted for
+  other games only), plus the ladder's baselines; during
   the finals exactly the finalists frozen at their start (never a new version), less
   any the organiser removed since;
 * per version: its games in the ladder (in the last hour, in the finals), the last
@@ -93,9 +94,13 @@ def _versions(store: StoreReader, ladder: LadderRow) -> list[dict[str, Any]]:
         return [by_id[i] for i in ladder.finalists
                 if i in by_id and by_id[i]["removed_at"] is None]
     submitted = store.submitted_games()
+    versions = store.submitted_versions()
     newest: dict[str, dict[str, Any]] = {}
     for row in every:  # ordered by name, then version: the last one wins
-        if row["removed_at"] is None:
+        # Versions are numbered per name across games: one submitted for other games
+        # only is not this ladder's (found by review: it took its predecessor's place).
+        games = versions.get(row["id"])
+        if row["removed_at"] is None and (games is None or ladder.game in games):
             newest[row["name"]] = row
     rows = [r for name, r in sorted(newest.items())
             if r["kind"] != BUILTIN_KIND and Path(r["path"]).exists()

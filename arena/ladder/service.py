@@ -50,6 +50,9 @@ CRASH_STREAK = 5
 """Faulty games in a row that pause a version by default (issue 16 §2)."""
 POLL_S = 1.0
 """How long a runner with no match to offer waits before it looks again."""
+IDLE_REREAD_S = 30.0
+"""An idle runner reads its whole roster again at least this often, changed or not (a
+bot's file may appear without a write to the database)."""
 _KEY_MAX = 2**62  # beyond every tournament id and index: a match number's whole prefix
 
 
@@ -109,8 +112,11 @@ def create(store: Store, name: str, spec: LadderSpec, seed: int, settings: Setti
 
 
 def lock_path(store: Store, ladder: LadderRow) -> Path:
-    """The lock file of the ladder's one runner: ``DB.ladder-ID.lock``."""
-    return store.path.with_name(f"{store.path.name}.ladder-{ladder.id}.lock")
+    """The lock file of the ladder's one runner: ``DB.ladder-ID.lock``, beside the
+    database's real file (a symlink to it or a relative path names the same lock;
+    found by review: a runner through a symlink ran beside the first)."""
+    real = store.path.resolve()
+    return real.with_name(f"{real.name}.ladder-{ladder.id}.lock")
 
 
 def runner_name() -> str:
@@ -159,6 +165,8 @@ class Runner:
         self._lock_fd: int | None = None
         self._beating = threading.Event()
         self._idle = False
+        self._idle_mark: tuple[Any, ...] | None = None
+        self._idle_until = 0.0
 
     # ------------------------------------------------------------ the lock
     def _lock(self) -> None:
@@ -326,6 +334,15 @@ class Runner:
                 return
 
     def _next(self) -> MatchJob | None:
+        # Nothing to pair last time, and nothing changed since: no roster read (it reads
+        # the whole history; found by review: an idle runner spun a core).
+        mark = (self.store.ladder_changes(self.ladder.id, self.ladder.tournament_id),
+                frozenset(self.handed), frozenset(self.pending))
+        if (mark == self._idle_mark and not self.pending
+                and time.monotonic() < self._idle_until):
+            self.ladder = self.store.ladder(self.ladder.name)
+            return None
+        self._idle_mark = None
         now = roster(self.store, self.ladder)
         self.ladder = now.ladder
         locked = {b for h in self.handed.values() for b in h.match.seating}
@@ -341,9 +358,15 @@ class Runner:
             return None
         seating = self._pick(now)
         if seating is None:
+            self._idle_mark, self._idle_until = mark, time.monotonic() + IDLE_REREAD_S
             return None
-        self._schedule(now, seating)
-        return self._next()
+        # Hand it now, without the second roster read a recursion made (found by
+        # review: two full reads per match), if its bots are free: a match whose games
+        # are stored holds its bots until its end, and the store no longer shows it.
+        number = self._schedule(now, seating)
+        if locked & set(seating):
+            return None
+        return self._hand(self.pending.pop(number))
 
     def _finals_done(self, now: Roster) -> bool:
         """In the finals: whether every finalist playing has its N finals games (those
@@ -369,15 +392,19 @@ class Runner:
         return False
 
     def _pick(self, now: Roster) -> tuple[int, ...] | None:
+        # Busy: in a match in flight in the store, or in one handed out whose games are
+        # all stored but which has not ended yet (its bots still run).
         busy = {b for m in now.in_flight for b in m.seating}
+        busy |= {b for h in self.handed.values() for b in h.match.seating}
         rng = random.Random(f"{now.ladder.seed}:{now.ladder.scheduled}")  # a pure pick
         return matchmaker(now.ladder, self.parallel).pick(now.candidates(), busy,
                                                           now.matches + 1, rng)
 
-    def _schedule(self, now: Roster, seating: tuple[int, ...]) -> None:
+    def _schedule(self, now: Roster, seating: tuple[int, ...]) -> int:
         """Store the match(es) of one pairing: one game, or with duplicate deals one
         deal played in every rotation of the seats (a match per rotation, played one
-        after another: the bots stay locked until the last ends)."""
+        after another: the bots stay locked until the last ends); the first match's
+        number."""
         ladder = now.ladder
         first, match = ladder.scheduled, now.matches + 1
         seed = deal_seed(ladder.seed, first)
@@ -390,6 +417,7 @@ class Runner:
         for found in self.store.ladder_unplayed(ladder.tournament_id):
             if found.match >= match:
                 self.pending[found.match] = found
+        return match
 
     def _hand(self, match: LadderMatch) -> MatchJob:
         bots = {b["id"]: b for b in self.store.bots(include_removed=True)}

@@ -140,6 +140,26 @@ class LadderReads(Connection):
         return [LadderMatch(m, games[0]["match_no"], tuple(games[0]["seating"]),
                             tuple(games)) for m, games in sorted(by_match.items())]
 
+    def ladder_changes(self, ladder_id: int, tournament_id: int) -> tuple[Any, ...]:
+        """A fingerprint of what can make a ladder's next pairing possible, read in a
+        few index lookups (the roster reads the whole history): the bots, the active
+        submissions, the organiser's actions, the ladder's row and its newest game. An
+        idle runner reads this, not the roster, until it changes (found by review: an
+        idle runner of 54,000 games spent a core re-reading its roster)."""
+        row = self._one(
+            "SELECT (SELECT COUNT(*) || ':' || COALESCE(MAX(id), 0) || ':' || "
+            "COUNT(removed_at) FROM bots) AS bots, "
+            "(SELECT COALESCE(MAX(id), 0) FROM ladder_actions WHERE ladder_id = ?) AS acts, "
+            "(SELECT COALESCE(MAX(idx), -1) FROM games WHERE tournament_id = ?) AS game, "
+            "l.stop_requested_at, l.finals_started_at, t.finished_at, t.scheduled "
+            "FROM ladders l JOIN tournaments t ON t.id = l.tournament_id WHERE l.id = ?",
+            (ladder_id, tournament_id, ladder_id))
+        subs = (self._one("SELECT COUNT(*) AS n, MAX(id) AS last FROM submissions "
+                          "WHERE state = 'active'", ()) if "submissions" in self._tables()
+                else None)
+        return (tuple(row.values()) if row else (),
+                tuple(subs.values()) if subs else ())
+
     def ladder_schedule_size(self, tournament_id: int) -> int:
         """How many scheduled games the ladder holds now (withdrawn ones are gone)."""
         return int(self._scalar("SELECT COUNT(*) FROM schedule WHERE tournament_id = ?",
@@ -162,6 +182,17 @@ class LadderReads(Connection):
             games[-1]["seating"].append({"bot": r["bot"], "version": r["version"],
                                          "rank": r["rank"], "status": r["status"]})
         return games
+
+    def submitted_versions(self) -> dict[int, set[str]]:
+        """Per bot version an active submission added: the games it was submitted for
+        (a version built and checked for one game never plays another's ladder)."""
+        if "submissions" not in self._tables():
+            return {}
+        found: dict[int, set[str]] = {}
+        for r in self._rows("SELECT DISTINCT bot_id, game FROM submissions "
+                            "WHERE state = 'active' AND bot_id IS NOT NULL"):
+            found.setdefault(int(r["bot_id"]), set()).add(r["game"])
+        return found
 
     def submitted_games(self) -> dict[str, set[str]]:
         """Per bot name with an active submission: the games it was submitted for (a
