@@ -41,6 +41,13 @@ games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladd
 the default rating (mu 25, sigma 25/3), and we count its own games until its rank by
 mu is within two places of its true rank for good (through ``--climb`` more games).
 
+A second field follows, with a gap (``truth(..., "gap")``): half the bots around 17
+and half around 33 in true skill, each crowd N(centre, (beta / 2)^2), so the field's
+overall spread is the first field's and the crowds are 3.8 beta apart. It is the case
+the ladder's two-sided window was made for (Halite III #207). It has fewer runs
+(``--gap-runs`` 3, ``--gap-reach-runs`` 10) and only 4 seats by default
+(``--gap-seats 4 2`` adds 2 seats, about 40 s more) to keep the run under a minute.
+
 With ``--active``, two active-learning variants of the ladder (:func:`active`) join
 the games-until-0.9 runs, each also paired with Halite III's rule (docs/ladder.md,
 "Active learning: tried, measured, not adopted").
@@ -50,6 +57,7 @@ schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure t
 ratings are, which penalises the schedules that spread games unevenly twice.
 
     python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50] [--jobs 2] [--active]
+        [--gap-runs 3] [--gap-reach-runs 10] [--gap-seats 4]
 """
 
 from __future__ import annotations
@@ -454,9 +462,9 @@ def report(args: argparse.Namespace, field_name: str, seats: int, runs: int,
           f"after its {games} games: its own games until its place by mu stays within "
           f"two of the truth (of the next {args.climb} games):")
     for n in names:
-        got = climbs[n]
-        print(f"  {n:>12}: {summary(got, args.climb)}   "
-              f"{' '.join(str(g) if g is not None else '-' for g in got)}")
+        climbed = climbs[n]
+        print(f"  {n:>12}: {summary(climbed, args.climb)}   "
+              f"{' '.join(str(g) if g is not None else '-' for g in climbed)}")
 
 
 def main() -> None:
