@@ -41,6 +41,13 @@ games, a new bot stronger than all but one (``--newcomer-rank``) joins each ladd
 the default rating (mu 25, sigma 25/3), and we count its own games until its rank by
 mu is within two places of its true rank for good (through ``--climb`` more games).
 
+A second field follows, with a gap (``truth(..., "gap")``): half the bots around 17
+and half around 33 in true skill, each crowd N(centre, (beta / 2)^2), so the field's
+overall spread is the first field's and the crowds are 3.8 beta apart. It is the case
+the ladder's two-sided window was made for (Halite III #207). It has fewer runs
+(``--gap-runs`` 3, ``--gap-reach-runs`` 10) and only 4 seats by default
+(``--gap-seats 4 2`` adds 2 seats, about 40 s more) to keep the run under a minute.
+
 With ``--active``, two active-learning variants of the ladder (:func:`active`) join
 the games-until-0.9 runs, each also paired with Halite III's rule (docs/ladder.md,
 "Active learning: tried, measured, not adopted").
@@ -50,6 +57,7 @@ schedule has found the order, and ``mu - 3 sigma`` also ranks bots by how sure t
 ratings are, which penalises the schedules that spread games unevenly twice.
 
     python bench/ladder.py [--runs 6] [--reach-runs 20] [--seats 4 2] [--bots 50] [--jobs 2] [--active]
+        [--gap-runs 3] [--gap-reach-runs 10] [--gap-seats 4]
 """
 
 from __future__ import annotations
@@ -338,17 +346,35 @@ def first(taus: Sequence[float], every: int = 100) -> int | None:
     return next(((i + 1) * every for i, t in enumerate(taus) if t >= GOAL), None)
 
 
-def truth(run: int, bots: int) -> list[float]:
-    """Run ``run``'s true skills (the same for every schedule: paired comparisons)."""
+GAP_CENTRE = 8.0
+"""The gap field's two crowds sit at mu -+ this (17 and 33)."""
+GAP_SPREAD = ENV.beta / 2
+"""Each crowd's own spread: half the performance noise, so that the field's overall
+spread, sqrt(8^2 + 2.08^2) = 8.27, is the no-gap field's 8.33 (fixed before any run,
+never tuned to the result)."""
+FIELDS = {"normal": "true skills N(25, 8.33^2)",
+          "gap": f"a gap: half N(17, {GAP_SPREAD:.2f}^2), half N(33, {GAP_SPREAD:.2f}^2)"}
+
+
+def truth(run: int, bots: int, field_name: str = "normal") -> list[float]:
+    """Run ``run``'s true skills (the same for every schedule: paired comparisons).
+
+    ``normal``: TrueSkill's prior. ``gap``: two crowds of equal size far apart (the
+    lower half around 17, the upper around 33, each N(centre, (beta / 2)^2)), so the
+    ratings have a gap that Halite III's nearest-from-either-side opponents do not
+    cross from its edge (Halite III #207; docs/ladder.md, "A field with a gap")."""
     rng = random.Random(1000 + run)
-    return [rng.gauss(ENV.mu, ENV.sigma) for _ in range(bots)]
+    if field_name == "normal":
+        return [rng.gauss(ENV.mu, ENV.sigma) for _ in range(bots)]
+    return [rng.gauss(ENV.mu + (GAP_CENTRE if i % 2 else -GAP_CENTRE), GAP_SPREAD)
+            for i in range(bots)]
 
 
-def reach(job: tuple[str, int, int, int, int]) -> int | None:
+def reach(job: tuple[str, int, int, int, int, str]) -> int | None:
     """One run of the games-until-0.9 figure: schedule ``name`` on reach run ``r``'s bots
     (the same bots and seed for every schedule: paired), at most ``cap`` games."""
-    name, seats, bots, cap, r = job
-    t, _, _, _ = run(ALL[name], seats, truth(100 + r, bots), cap, 7 * r + 5,
+    name, seats, bots, cap, r, field_name = job
+    t, _, _, _ = run(ALL[name], seats, truth(100 + r, bots, field_name), cap, 7 * r + 5,
                      until_goal=True, every=10)
     return first(t, 10)
 
@@ -367,11 +393,91 @@ def summary(values: Sequence[int | None], cap: int) -> str:
     return f"{statistics.fmean(got):7.0f} +-{error:4.0f}  median {statistics.median(got):6.0f}"
 
 
+def report(args: argparse.Namespace, field_name: str, seats: int, runs: int,
+           reach_runs: int) -> None:
+    """Print one field's figures at one seat count: the tau table, the games until 0.9
+    (paired), the longest wait and the newcomer's climb."""
+    names = list(SCHEDULES)
+    games = args.games or 3000 // seats
+    print(f"\n== {args.bots} bots, {seats} seats a game ({FIELDS[field_name]}, "
+          f"performance noise beta 4.17) ==")
+    taus: dict[str, list[list[float]]] = {name: [] for name in SCHEDULES}
+    spreads: dict[str, list[list[tuple[int, int]]]] = {name: [] for name in SCHEDULES}
+    climbs: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
+    waits: dict[str, list[int]] = {name: [] for name in SCHEDULES}
+    for r in range(runs):
+        skills = truth(r, args.bots, field_name)
+        top = sorted(skills, reverse=True)
+        strong = (top[args.newcomer_rank - 2] + top[args.newcomer_rank - 1]) / 2
+        for name, make in SCHEDULES.items():
+            t, s, world, schedule = run(make, seats, skills, games, 7 * r + 1)
+            waits[name].append(world.longest_wait)
+            taus[name].append(t)
+            spreads[name].append(s)
+            climbs[name].append(climb(world, schedule, strong, args.climb))
+    print(f"mean Kendall tau of the order by mu, and games per bot (min-max), "
+          f"over {runs} runs:")
+    print("games  " + "".join(f"{n + ' tau':>17}{'games/bot':>11}" for n in names))
+    for i in range(len(taus[names[0]][0])):
+        row = f"{(i + 1) * 100:>5}  "
+        for n in names:
+            mean = statistics.fmean(run_taus[i] for run_taus in taus[n])
+            lo = min(s[i][0] for s in spreads[n])
+            hi = max(s[i][1] for s in spreads[n])
+            row += f"{mean:>17.3f}{f'{lo}-{hi}':>11}"
+        print(row)
+    cap = 3 * games
+    reach_names = names + (list(ACTIVE) if args.active else [])
+    reached: dict[str, list[int | None]] = {name: [] for name in reach_names}
+    todo = [(name, seats, args.bots, cap, r, field_name) for r in range(reach_runs)
+            for name in reach_names]
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for (name, *_), got in zip(todo, pool.map(reach, todo, chunksize=4),
+                                   strict=True):
+            reached[name].append(got)
+    print(f"games until tau >= {GOAL} ({reach_runs} other runs, checked every 10 "
+          f"games, at most {cap}): mean +- standard error, median; the ladder took "
+          f"fewer / as many / more games than each other schedule on the same bots:")
+    mine = [g or cap for g in reached["ladder"]]
+    for n in reach_names:
+        other = [g or cap for g in reached[n]]
+        paired = ""
+        if n != "ladder":
+            fewer = sum(a < b for a, b in zip(mine, other, strict=True))
+            same = sum(a == b for a, b in zip(mine, other, strict=True))
+            diff = [a - b for a, b in zip(mine, other, strict=True)]
+            error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
+            # The paired difference on the same bots: its spread is the runs' noise
+            # with the bots' own luck taken out, so this says whether a gap is real.
+            paired = (f"   {fewer} / {same} / {len(mine) - fewer - same};"
+                      f"  ladder - {n} {statistics.fmean(diff):+.0f} +- {error:.0f}")
+        if n in ACTIVE:
+            paired += "; " + _paired(n, other, "halite3",
+                                     [g or cap for g in reached["halite3"]])
+        print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
+    print(f"the longest wait between two matches of a bot, in matches (the most over the "
+          f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
+          + ", ".join(f"{n} {max(waits[n])}" for n in names))
+    print(f"a newcomer (true place {args.newcomer_rank}) joins each ladder of the table "
+          f"after its {games} games: its own games until its place by mu stays within "
+          f"two of the truth (of the next {args.climb} games):")
+    for n in names:
+        climbed = climbs[n]
+        print(f"  {n:>12}: {summary(climbed, args.climb)}   "
+              f"{' '.join(str(g) if g is not None else '-' for g in climbed)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=6, help="runs of the tau table")
     parser.add_argument("--reach-runs", type=int, default=20,
                         help="runs measuring the games until tau >= 0.9")
+    parser.add_argument("--gap-runs", type=int, default=3,
+                        help="runs of the tau table on the field with a gap")
+    parser.add_argument("--gap-reach-runs", type=int, default=10,
+                        help="games-until-0.9 runs on the field with a gap (0: skip it)")
+    parser.add_argument("--gap-seats", type=int, nargs="+", default=[4],
+                        help="seat counts of the field with a gap (2 doubles the run time)")
     parser.add_argument("--games", type=int, default=None,
                         help="games of the table (default 3000 / seats: 750 at 4 seats)")
     parser.add_argument("--seats", type=int, nargs="+", default=[4, 2])
@@ -385,75 +491,15 @@ def main() -> None:
     parser.add_argument("--newcomer-rank", type=int, default=2)
     args = parser.parse_args()
     started = time.perf_counter()
-    names = list(SCHEDULES)
-    for seats in args.seats:
-        games = args.games or 3000 // seats
-        print(f"\n== {args.bots} bots, {seats} seats a game (true skills N(25, 8.33^2), "
-              f"performance noise beta 4.17) ==")
-        taus: dict[str, list[list[float]]] = {name: [] for name in SCHEDULES}
-        spreads: dict[str, list[list[tuple[int, int]]]] = {name: [] for name in SCHEDULES}
-        climbs: dict[str, list[int | None]] = {name: [] for name in SCHEDULES}
-        waits: dict[str, list[int]] = {name: [] for name in SCHEDULES}
-        for r in range(args.runs):
-            skills = truth(r, args.bots)
-            top = sorted(skills, reverse=True)
-            strong = (top[args.newcomer_rank - 2] + top[args.newcomer_rank - 1]) / 2
-            for name, make in SCHEDULES.items():
-                t, s, world, schedule = run(make, seats, skills, games, 7 * r + 1)
-                waits[name].append(world.longest_wait)
-                taus[name].append(t)
-                spreads[name].append(s)
-                climbs[name].append(climb(world, schedule, strong, args.climb))
-        print(f"mean Kendall tau of the order by mu, and games per bot (min-max), "
-              f"over {args.runs} runs:")
-        print("games  " + "".join(f"{n + ' tau':>17}{'games/bot':>11}" for n in names))
-        for i in range(len(taus[names[0]][0])):
-            row = f"{(i + 1) * 100:>5}  "
-            for n in names:
-                mean = statistics.fmean(run_taus[i] for run_taus in taus[n])
-                lo = min(s[i][0] for s in spreads[n])
-                hi = max(s[i][1] for s in spreads[n])
-                row += f"{mean:>17.3f}{f'{lo}-{hi}':>11}"
-            print(row)
-        cap = 3 * games
-        reach_names = names + (list(ACTIVE) if args.active else [])
-        reached: dict[str, list[int | None]] = {name: [] for name in reach_names}
-        todo = [(name, seats, args.bots, cap, r) for r in range(args.reach_runs)
-                for name in reach_names]
-        with ProcessPoolExecutor(args.jobs) as pool:
-            for (name, *_), got in zip(todo, pool.map(reach, todo, chunksize=4),
-                                       strict=True):
-                reached[name].append(got)
-        print(f"games until tau >= {GOAL} ({args.reach_runs} other runs, checked every 10 "
-              f"games, at most {cap}): mean +- standard error, median; the ladder took "
-              f"fewer / as many / more games than each other schedule on the same bots:")
-        mine = [g or cap for g in reached["ladder"]]
-        for n in reach_names:
-            other = [g or cap for g in reached[n]]
-            paired = ""
-            if n != "ladder":
-                fewer = sum(a < b for a, b in zip(mine, other, strict=True))
-                same = sum(a == b for a, b in zip(mine, other, strict=True))
-                diff = [a - b for a, b in zip(mine, other, strict=True)]
-                error = statistics.stdev(diff) / len(diff) ** 0.5 if len(diff) > 1 else 0.0
-                # The paired difference on the same bots: its spread is the runs' noise
-                # with the bots' own luck taken out, so this says whether a gap is real.
-                paired = (f"   {fewer} / {same} / {len(mine) - fewer - same};"
-                          f"  ladder - {n} {statistics.fmean(diff):+.0f} +- {error:.0f}")
-            if n in ACTIVE:
-                paired += "; " + _paired(n, other, "halite3",
-                                         [g or cap for g in reached["halite3"]])
-            print(f"  {n:>12}: {summary(reached[n], cap)}{paired}")
-        print(f"the longest wait between two matches of a bot, in matches (the most over the "
-              f"table's runs; the ladder's bound max_wait = {max_wait(args.bots, [seats], 1)}): "
-              + ", ".join(f"{n} {max(waits[n])}" for n in names))
-        print(f"a newcomer (true place {args.newcomer_rank}) joins each ladder of the table "
-              f"after its {games} games: its own games until its place by mu stays within "
-              f"two of the truth (of the next {args.climb} games):")
-        for n in names:
-            got = climbs[n]
-            print(f"  {n:>12}: {summary(got, args.climb)}   "
-                  f"{' '.join(str(g) if g is not None else '-' for g in got)}")
+    # The no-gap field first, then the gap field (fewer runs: docs/ladder.md, "A field
+    # with a gap"), each at every seat count, 4 first.
+    fields = (("normal", args.runs, args.reach_runs, args.seats),
+              ("gap", args.gap_runs, args.gap_reach_runs, args.gap_seats))
+    for field_name, runs, reach_runs, seat_counts in fields:
+        if reach_runs < 1:
+            continue
+        for seats in seat_counts:
+            report(args, field_name, seats, runs, reach_runs)
     print(f"\n{time.perf_counter() - started:.1f} s")
 
 
