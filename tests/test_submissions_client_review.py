@@ -109,9 +109,32 @@ def test_a_folder_too_deep_is_refused_by_rule_not_a_recursion_error(tmp_path: Pa
             fd = below
     finally:
         os.close(fd)
-    with pytest.raises(ArchiveError) as refused:
-        pack(deep)
-    assert refused.value.rule == "archive-depth"
+    try:
+        with pytest.raises(ArchiveError) as refused:
+            pack(deep)
+        assert refused.value.rule == "archive-depth"
+    finally:
+        remove_deep(folder)
+
+
+def remove_deep(folder: Path) -> None:
+    """Remove the chain folder/d/d/... bottom up, through directory descriptors: pytest's
+    clean-up of old temporary folders recursed once per level and crashed the session
+    after every test had passed (RecursionError), on a machine that had run the suite
+    before."""
+    fds = [os.open(folder, os.O_RDONLY)]
+    try:
+        while True:
+            try:
+                fds.append(os.open("d", os.O_RDONLY, dir_fd=fds[-1]))
+            except FileNotFoundError:
+                break
+        while len(fds) > 1:
+            os.close(fds.pop())
+            os.rmdir("d", dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])
