@@ -9,6 +9,7 @@ become click exceptions here and in the command modules, and nowhere else
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,17 @@ ERRORS = (StoreError, GameError, RefereeError, ScheduleError)
 def fail(err: Exception) -> click.ClickException:
     """A library error as the CLI reports it: its own words, exit status 1."""
     return click.ClickException(str(err))
+
+
+def interrupted(stop: BaseException, again: Sequence[str]) -> SystemExit:
+    """Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)), while games are
+    played: say that the finished ones are kept and which command goes on (a service
+    manager stopping the organiser deserves the same hint as a person); the exit to
+    raise, 130 for Ctrl-C."""
+    command = " ".join(shlex.quote(word) for word in again)
+    click.echo(f"interrupted: finished games are kept; continue with `{command}`", err=True)
+    return SystemExit(130 if isinstance(stop, KeyboardInterrupt)
+                      else getattr(stop, "code", 1))
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from leaderboard.store.rows_ladders import LadderRow
 from referee.games import GameError, get_game
 from referee.match import Clocks
 
-from .common import echo_json, make_log_dir, opened, parse_options
+from .common import echo_json, interrupted, make_log_dir, opened, parse_options
 from .options import (
     LIMIT_NAMES,
     SQLITE_ID,
@@ -219,10 +219,8 @@ def _run(store: Store, name: str, workers: int | None, games: int | None,
     try:
         result = runner.run()
     except (KeyboardInterrupt, SystemExit) as stop:
-        click.echo(f"interrupted: finished games are kept; continue with "
-                   f"`arena ladder run {runner.ladder.game} --name {name}`", err=True)
-        raise SystemExit(130 if isinstance(stop, KeyboardInterrupt)
-                         else stop.code) from None
+        raise interrupted(stop, ["arena", "ladder", "run", runner.ladder.game, "--name",
+                                 name]) from None
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     click.echo(f"ladder {name}: {result.played} game{'' if result.played == 1 else 's'} "

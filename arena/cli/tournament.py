@@ -17,7 +17,7 @@ from leaderboard.store import NameTaken, Store
 from referee.games import GameError, get_game
 from referee.match import Clocks
 
-from .common import echo_json, make_log_dir, opened, parse_options
+from .common import echo_json, interrupted, make_log_dir, opened, parse_options
 from .options import (
     SQLITE_ID,
     clock_options,
@@ -210,12 +210,7 @@ def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
             result = tournament.run(store, name, executors.for_workers(workers), log_dir,
                                     on_progress=show)
     except (KeyboardInterrupt, SystemExit) as stop:
-        # Ctrl-C, or SIGTERM (arena's handler makes it SystemExit(143)): a service
-        # manager stopping the organiser deserves the same hint as a person.
-        click.echo(f"interrupted: finished games are kept; continue with "
-                   f"`arena tournament resume {name}`", err=True)
-        raise SystemExit(130 if isinstance(stop, KeyboardInterrupt)
-                         else stop.code) from None
+        raise interrupted(stop, ["arena", "tournament", "resume", name]) from None
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     click.echo(f"{name}: {result.done} of {result.total} games played")
