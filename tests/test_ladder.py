@@ -20,6 +20,7 @@ from arena import accounts
 from arena.executors import InlineExecutor
 from arena.ladder import actions, service, snapshot
 from arena.ladder.roster import roster
+from arena.ladder.tally import Tally
 from arena.submissions.accept import precheck
 from arena.tournament import Settings
 from arena.web.competition import competition_app
@@ -334,9 +335,9 @@ def test_the_roster_is_read_once_a_match_and_not_while_idle(
     reads = []
     real = service.roster
 
-    def counted(store: Any, ladder_row: Any) -> Any:
+    def counted(store: Any, ladder_row: Any, tally: Any = None) -> Any:
         reads.append(1)
-        return real(store, ladder_row)
+        return real(store, ladder_row, tally)
 
     monkeypatch.setattr(service, "roster", counted)
     assert run(ladder, 10).played == 10
@@ -367,3 +368,23 @@ def test_a_version_submitted_for_another_game_stays_off_the_ladder(
         ladder.activate_submission(row.id, digest, str(path), "program")
     labels = {e.label for e in roster(ladder, ladder.ladder("L")).entries}
     assert "alpha@1" in labels and "alpha@2" not in labels, labels
+
+
+def test_a_kept_tally_reads_only_what_is_new_and_equals_the_whole_history(
+        ladder: Store) -> None:
+    """The runner's tally folds only the rows stored since its last look (one range of
+    each table's key), and what it says equals a fold of the whole history: games, the
+    last hour's, last matches, faults, pauses, in-flight matches (found by review: the
+    roster read the whole history before each match, 1.3 s at 54,000 games)."""
+    run(ladder, 6)
+    row = ladder.ladder("L")
+    kept = Tally(row.tournament_id, row.finals_from)
+    assert roster(ladder, row, kept) == roster(ladder, row)
+    assert kept.rows_read == 6 + 6 * 2  # every schedule row and seat, once
+    roster(ladder, row, kept)
+    assert kept.rows_read == 0  # nothing new: nothing read
+    runner = service.Runner(ladder, "L", InlineExecutor(), games=3, poll_s=0.01)
+    assert runner.run().played == 3
+    assert roster(ladder, row, kept) == roster(ladder, row) == roster(ladder, row,
+                                                                      runner.tally)
+    assert kept.rows_read == 3 + 3 * 2  # only the three new games and their rows

@@ -29,6 +29,7 @@ from leaderboard.store.rows_ladders import LadderFault, LadderMatch, LadderRow
 from leaderboard.stream import Ratings, Standing
 
 from .matchmaking import Candidate
+from .tally import Tally
 
 
 @dataclass(frozen=True)
@@ -126,21 +127,24 @@ def _pause(ladder: LadderRow, bot_id: int, actions: list[Any],
     return None
 
 
-def roster(store: StoreReader, ladder: LadderRow) -> Roster:
-    """The ladder's roster and in-flight matches, derived from the store in one snapshot."""
+def roster(store: StoreReader, ladder: LadderRow, tally: Tally | None = None) -> Roster:
+    """The ladder's roster and in-flight matches, derived from the store in one snapshot:
+    folded into ``tally`` (a runner's, which then reads only what is new), else from
+    the whole history."""
     with store.snapshot():
-        return _roster(store, store.ladder(ladder.name))
+        return _roster(store, store.ladder(ladder.name), tally)
 
 
-def _roster(store: StoreReader, ladder: LadderRow) -> Roster:
-    tid = ladder.tournament_id
+def _roster(store: StoreReader, ladder: LadderRow, tally: Tally | None) -> Roster:
+    if tally is None:
+        tally = Tally(ladder.tournament_id, ladder.finals_from)
+    elif tally.finals_from != ladder.finals_from:  # the finals began: count them afresh
+        tally.finals_from = ladder.finals_from
+        tally.reset()
+    since = _hour_ago()
+    tally.refresh(store, since)
     rows = _versions(store, ladder)
-    games = {g.bot_id: g for g in store.ladder_games(tid, _hour_ago(), ladder.finals_from)}
-    last_match = store.ladder_last_matches(tid)
-    runs: dict[int, list[LadderFault]] = {}
-    for fault in store.ladder_fault_runs(tid):
-        runs.setdefault(fault.bot_id, []).append(fault)
-    last_faults = store.ladder_last_faults(tid)
+    last_hour = tally.last_hour(since)
     actions = list(store.ladder_actions(ladder.id))
     owners = store.bot_owners()
     found = store.leaderboard(ladder.game)
@@ -152,18 +156,15 @@ def _roster(store: StoreReader, ladder: LadderRow) -> Roster:
     for row in rows:
         bot_id = row["id"]
         rating = (ratings.table.get(bot_id) or ratings.start(bot_id)).rating
-        counts = games.get(bot_id)
-        last = last_faults.get(bot_id)
+        mine = tally.versions.get(bot_id)
+        last = mine.last_fault if mine else None
         entries.append(Entry(
             bot_id=bot_id, name=row["name"], version=row["version"], path=row["path"],
             author=owners.get(row["name"], row["name"]), mu=rating.mu, sigma=rating.sigma,
-            games=counts.games if counts else 0,
-            games_last_hour=int(counts.last_hour or 0) if counts else 0,
-            finals_games=int(counts.finals or 0) if counts else 0,
-            last_match=last_match.get(bot_id, 0),
+            games=mine.games if mine else 0, games_last_hour=last_hour.get(bot_id, 0),
+            finals_games=mine.finals if mine else 0,
+            last_match=mine.last_match if mine else 0,
             last_fault=None if last is None else {"kind": last.kind, "at": last.at,
                                                   "game_id": last.game_id},
-            paused=_pause(ladder, bot_id, actions, runs.get(bot_id, []))))
-    in_flight = tuple(store.ladder_unplayed(tid))
-    return Roster(ladder, tuple(entries), in_flight, max(last_match.values(), default=0),
-                  env)
+            paused=_pause(ladder, bot_id, actions, mine.run if mine else [])))
+    return Roster(ladder, tuple(entries), tuple(tally.unplayed()), tally.matches, env)

@@ -32,7 +32,7 @@ from typing import Any, cast
 from leaderboard import board
 from leaderboard.ratings import Environment
 from leaderboard.store import BUILTIN_KIND, Order, Store, StoreError
-from leaderboard.store.rows_ladders import LadderMatch, LadderRow
+from leaderboard.store.rows_ladders import LadderMatch, LadderRow, group_matches
 from referee.games import get_game
 from referee.records import ResultError
 from referee.sandbox import check_mode
@@ -43,6 +43,7 @@ from ..tournament import LADDER, Settings, check_name, entrant, store_game
 from .matchmaking import PLACEMENT_SIGMA
 from .roster import Roster, roster
 from .snapshot import HEARTBEAT_S, matchmaker, running
+from .tally import Tally
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ class Runner:
         self.games, self.until, self.log_dir, self.poll_s = games, until, log_dir, poll_s
         self.on_game = on_game
         self.settings = Settings.from_json(self.ladder.settings)
+        # What the matchmaker reads, folded once and then only what is new (tally.py).
+        self.tally = Tally(self.ladder.tournament_id, self.ladder.finals_from)
         self.result = RunResult()
         self.offered = 0
         self.handed: dict[int, _Handed] = {}
@@ -236,7 +239,7 @@ class Runner:
     def _recover(self) -> None:
         """Matches a killed runner left unplayed: played again if every bot of theirs
         is on the roster, else withdrawn (issue 16 §1)."""
-        now = roster(self.store, self.ladder)
+        now = roster(self.store, self.ladder, self.tally)
         on = {e.bot_id for e in now.active}
         for match in now.in_flight:
             if set(match.seating) <= on:
@@ -246,6 +249,7 @@ class Runner:
 
     def _withdraw(self, match: int, why: str) -> None:
         count = self.store.withdraw_match(self.ladder.tournament_id, match)
+        self.tally.reset()  # its schedule rows are gone: fold the history afresh, once
         if count:
             self.result.withdrawn += count
             log.warning("ladder %s, match %d: %d unplayed game(s) withdrawn: %s",
@@ -343,7 +347,7 @@ class Runner:
             self.ladder = self.store.ladder(self.ladder.name)
             return None
         self._idle_mark = None
-        now = roster(self.store, self.ladder)
+        now = roster(self.store, self.ladder, self.tally)
         self.ladder = now.ladder
         locked = {b for h in self.handed.values() for b in h.match.seating}
         on = {e.bot_id for e in now.active}
@@ -414,9 +418,9 @@ class Runner:
                  "seating": list(s)} for i, s in enumerate(rotations)]
         self.store.extend_schedule(ladder.tournament_id, rows)
         self.offered += len(rows)
-        for found in self.store.ladder_unplayed(ladder.tournament_id):
-            if found.match >= match:
-                self.pending[found.match] = found
+        for found in group_matches(self.store.ladder_schedule_after(ladder.tournament_id,
+                                                                    first - 1)):
+            self.pending[found.match] = found
         return match
 
     def _hand(self, match: LadderMatch) -> MatchJob:

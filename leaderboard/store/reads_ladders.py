@@ -14,7 +14,13 @@ from typing import Any
 
 from .base import Connection
 from .errors import StoreError
-from .rows_ladders import LadderAction, LadderBotGames, LadderFault, LadderMatch, LadderRow
+from .rows_ladders import (
+    LadderAction,
+    LadderMatch,
+    LadderRow,
+    LadderSeat,
+    group_matches,
+)
 
 _LADDER = ("SELECT l.*, t.name, t.game, t.seed, t.duplicate, t.options, t.settings, "
            "t.scheduled, t.created_at AS t_created_at, t.finished_at FROM ladders l "
@@ -79,46 +85,6 @@ class LadderReads(Connection):
             "ORDER BY l.id LIMIT 1", (game,))
         return None if found is None else str(found)
 
-    def ladder_games(self, tournament_id: int, since: str,
-                     finals_from: int | None) -> list[LadderBotGames]:
-        """Per bot version that played in the ladder: its games there, those finished at
-        or after ``since`` (ISO 8601 UTC), and those of matches numbered ``finals_from``
-        or later (the finals)."""
-        return [LadderBotGames(**r) for r in self._rows(
-            "SELECT s.bot_id, COUNT(*) AS games, SUM(g.finished_at >= ?) AS last_hour, "
-            "SUM(COALESCE(sc.match_no >= ?, 0)) AS finals FROM seats s "
-            "JOIN games g ON g.id = s.game_id LEFT JOIN schedule sc ON "
-            "sc.tournament_id = g.tournament_id AND sc.idx = g.idx "
-            "WHERE g.tournament_id = ? GROUP BY s.bot_id",
-            (since, finals_from if finals_from is not None else 2**62, tournament_id))]
-
-    def ladder_last_matches(self, tournament_id: int) -> dict[int, int]:
-        """Per bot version: the number (in the ladder) of the last match it began."""
-        return {int(r["bot_id"]): int(r["m"]) for r in self._rows(
-            "SELECT j.value AS bot_id, MAX(sc.match) AS m FROM schedule sc, "
-            "json_each(sc.seating) j WHERE sc.tournament_id = ? GROUP BY j.value",
-            (tournament_id,))}
-
-    def ladder_fault_runs(self, tournament_id: int) -> list[LadderFault]:
-        """Each bot version's trailing run of faulty seats in the ladder: those after
-        its last seat with status ``ok``, in game order (the crash streak, issue 16 §2)."""
-        return [LadderFault(**r) for r in self._rows(
-            "SELECT s.bot_id, s.status AS kind, g.id AS game_id, g.idx, g.finished_at AS at "
-            "FROM seats s JOIN games g ON g.id = s.game_id LEFT JOIN "
-            "(SELECT s2.bot_id, MAX(g2.idx) AS ok FROM seats s2 JOIN games g2 ON "
-            "g2.id = s2.game_id WHERE g2.tournament_id = ? AND s2.status = 'ok' "
-            "GROUP BY s2.bot_id) k ON k.bot_id = s.bot_id "
-            "WHERE g.tournament_id = ? AND s.status != 'ok' AND g.idx > COALESCE(k.ok, -1) "
-            "ORDER BY s.bot_id, g.idx", (tournament_id, tournament_id))]
-
-    def ladder_last_faults(self, tournament_id: int) -> dict[int, LadderFault]:
-        """Per bot version that ever faulted in the ladder: its last faulty seat."""
-        return {int(r["bot_id"]): LadderFault(**r) for r in self._rows(
-            "SELECT s.bot_id, s.status AS kind, MAX(g.id) AS game_id, g.idx, "
-            "g.finished_at AS at FROM seats s JOIN games g ON g.id = s.game_id "
-            "WHERE g.tournament_id = ? AND s.status != 'ok' GROUP BY s.bot_id",
-            (tournament_id,))}
-
     def ladder_actions(self, ladder_id: int) -> list[LadderAction]:
         """The organiser's pauses and resumes in the ladder, oldest first."""
         return [LadderAction(**r) for r in self._rows(
@@ -133,12 +99,35 @@ class LadderReads(Connection):
             "sc.match_no FROM schedule sc LEFT JOIN games g ON "
             "g.tournament_id = sc.tournament_id AND g.idx = sc.idx "
             "WHERE sc.tournament_id = ? AND g.id IS NULL ORDER BY sc.idx", (tournament_id,))
-        by_match: dict[int, list[dict[str, Any]]] = {}
         for row in rows:
             row["seating"] = json.loads(row["seating"])
-            by_match.setdefault(row["match"], []).append(row)
-        return [LadderMatch(m, games[0]["match_no"], tuple(games[0]["seating"]),
-                            tuple(games)) for m, games in sorted(by_match.items())]
+        return group_matches(rows)
+
+    def ladder_schedule_after(self, tournament_id: int, after_idx: int) -> list[dict[str, Any]]:
+        """The ladder's schedule rows (tournament_id, idx, match, deal_group, seed,
+        seating, match_no) after index ``after_idx``, in order: one range of the
+        schedule's key, however long the history (a runner's tally reads only what is
+        new, issue 16: a ladder plays without end)."""
+        rows = self._rows(
+            "SELECT tournament_id, idx, match, deal_group, seed, seating, match_no "
+            "FROM schedule WHERE tournament_id = ? AND idx > ? ORDER BY idx",
+            (tournament_id, after_idx))
+        for row in rows:
+            row["seating"] = json.loads(row["seating"])
+        return rows
+
+    def ladder_seats_after(self, tournament_id: int,
+                           after_game_id: int) -> list[LadderSeat]:
+        """The seats of the ladder's games stored after game id ``after_game_id``, by game
+        id then seat. A range of the games' own ids (the ``+`` keeps SQLite from the
+        (tournament, idx) index, which would walk the ladder's whole history)."""
+        return [LadderSeat(**r) for r in self._rows(
+            "SELECT g.id AS game_id, g.idx, g.finished_at AS at, "
+            "COALESCE(sc.match_no, 0) AS match_no, s.bot_id, s.status FROM games g "
+            "JOIN seats s ON s.game_id = g.id LEFT JOIN schedule sc ON "
+            "sc.tournament_id = g.tournament_id AND sc.idx = g.idx "
+            "WHERE g.id > ? AND +g.tournament_id = ? ORDER BY g.id, s.seat",
+            (after_game_id, tournament_id))]
 
     def ladder_changes(self, ladder_id: int, tournament_id: int) -> tuple[Any, ...]:
         """A fingerprint of what can make a ladder's next pairing possible, read in a

@@ -3,7 +3,9 @@ derived from (games, waits, faults and organiser actions per bot version)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +44,6 @@ class LadderRow:
 
 
 @dataclass(frozen=True, slots=True)
-class LadderBotGames:
-    """One bot version's games in one ladder (void ones too: a void game was played)."""
-
-    bot_id: int
-    games: int
-    last_hour: int
-    finals: int
-    """Games from the ladder's first finals match on (0 before the finals)."""
-
-
-@dataclass(frozen=True, slots=True)
 class LadderFault:
     """A faulty seat (status not ``ok``) of a bot version in a ladder game."""
 
@@ -84,3 +75,24 @@ class LadderMatch:
     match_no: int
     seating: tuple[int, ...]
     games: tuple[dict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LadderSeat:
+    """One seat of a stored ladder game, as a runner's tally folds it."""
+
+    game_id: int
+    idx: int
+    at: str
+    match_no: int
+    bot_id: int
+    status: str
+
+
+def group_matches(rows: Sequence[dict[str, Any]]) -> list[LadderMatch]:
+    """Schedule rows (seating decoded) grouped into their matches, by match number."""
+    by_match: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_match.setdefault(row["match"], []).append(row)
+    return [LadderMatch(m, games[0]["match_no"], tuple(games[0]["seating"]), tuple(games))
+            for m, games in sorted(by_match.items())]
