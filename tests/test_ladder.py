@@ -8,6 +8,8 @@ the ladder finished); in-flight games left by a kill, replayed or withdrawn
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Generator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ import trueskill
 from starlette.testclient import TestClient
 
 from arena import accounts
-from arena.executors import InlineExecutor
+from arena.executors import InlineExecutor, MatchJob, Outcome, ProcessExecutor
 from arena.ladder import actions, service, snapshot
 from arena.ladder.roster import roster
 from arena.ladder.tally import Tally
@@ -388,3 +390,27 @@ def test_a_kept_tally_reads_only_what_is_new_and_equals_the_whole_history(
     assert roster(ladder, row, kept) == roster(ladder, row) == roster(ladder, row,
                                                                       runner.tally)
     assert kept.rows_read == 3 + 3 * 2  # only the three new games and their rows
+
+
+class _KillsItsWorker(MatchJob):
+    """A match whose worker process dies under it (SIGKILL-like: os._exit), every time:
+    the infrastructure failing, as a broken sandbox or an OOM killer would."""
+
+    def play(self) -> Generator[Outcome, None, None]:
+        os._exit(9)
+        yield from ()  # a generator, as MatchJob.play is
+
+
+def test_matches_that_fail_again_and_again_make_the_runner_back_off(
+        ladder: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every match kills its real worker process: after FAIL_STREAK failures in a row the
+    runner pairs nothing for 1 s, then 2, 4, ... (found by review: it paired again at
+    once, forking a new worker for every failure, for ever); nothing is stored, every
+    failed match is withdrawn, and the errors kept stay bounded."""
+    monkeypatch.setattr(service, "MatchJob", _KillsItsWorker)
+    until = datetime.now(UTC) + timedelta(seconds=4)
+    done = service.Runner(ladder, "L", ProcessExecutor(1), until=until, poll_s=0.01).run()
+    paired = ladder.ladder("L").scheduled
+    assert done.played == 0 and done.withdrawn == paired
+    assert service.FAIL_STREAK <= paired <= service.FAIL_STREAK + 4, paired  # not hundreds
+    assert len(done.errors) <= service.MAX_ERRORS and "worker process died" in done.errors[0]

@@ -223,6 +223,8 @@ def _run(store: Store, name: str, workers: int | None, games: int | None,
                                  name]) from None
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
+    if result.more_errors:
+        click.echo(f"error: and {result.more_errors} more (the log has them all)", err=True)
     click.echo(f"ladder {name}: {result.played} game{'' if result.played == 1 else 's'} "
                f"played in this run, "
                f"{store.stored_count(runner.ladder.tournament_id)} in all"

@@ -54,6 +54,15 @@ POLL_S = 1.0
 IDLE_REREAD_S = 30.0
 """An idle runner reads its whole roster again at least this often, changed or not (a
 bot's file may appear without a write to the database)."""
+FAIL_STREAK = 3
+"""Matches in a row that end with games missing (a dead worker, a broken sandbox: no
+bot's fault) before the runner backs off: it pairs nothing for 1 s, then 2, 4, ... up
+to BACKOFF_MAX_S, until a match ends whole (found by review: it paired again at once,
+for ever, forking a worker for every failure)."""
+BACKOFF_MAX_S = 60.0
+MAX_ERRORS = 100
+"""The errors one run keeps (a run of days must not grow a list for ever); the rest are
+counted (``RunResult.more_errors``) and logged."""
 _KEY_MAX = 2**62  # beyond every tournament id and index: a match number's whole prefix
 
 
@@ -132,6 +141,8 @@ class RunResult:
     played: int = 0
     withdrawn: int = 0
     errors: list[str] = field(default_factory=list)
+    more_errors: int = 0
+    """Errors beyond the MAX_ERRORS kept in ``errors`` (logged all the same)."""
     finished: bool = False
 
 
@@ -161,6 +172,7 @@ class Runner:
         self.settings = Settings.from_json(self.ladder.settings)
         # What the matchmaker reads, folded once and then only what is new (tally.py).
         self.tally = Tally(self.ladder.tournament_id, self.ladder.finals_from)
+        self._failing, self._retry_at = 0, 0.0  # failed matches in a row; the back-off
         self.result = RunResult()
         self.offered = 0
         self.handed: dict[int, _Handed] = {}
@@ -292,6 +304,9 @@ class Runner:
                     # withdrawn: its bots are free again, and no resume waits for it.
                     if handed.outstanding:
                         self._withdraw(outcome.key, "its match ended without it")
+                        self._back_off()
+                    else:
+                        self._failing = 0
                     del self.handed[outcome.key]
                     board.update(self.store, self.ladder.game, through=self._through())
 
@@ -310,8 +325,21 @@ class Runner:
             self.on_game(self.result)
 
     def _failed(self, key: int, error: str) -> None:
-        self.result.errors.append(f"match {key}: {error}")
+        if len(self.result.errors) < MAX_ERRORS:
+            self.result.errors.append(f"match {key}: {error}")
+        else:
+            self.result.more_errors += 1
         log.error("ladder %s, match %d: %s", self.ladder.name, key, error)
+
+    def _back_off(self) -> None:
+        """One more match ended with games missing: after FAIL_STREAK in a row, pair
+        nothing for a while (see FAIL_STREAK)."""
+        self._failing += 1
+        if self._failing >= FAIL_STREAK:
+            delay = min(BACKOFF_MAX_S, 2.0 ** (self._failing - FAIL_STREAK))
+            self._retry_at = time.monotonic() + delay
+            log.warning("ladder %s: %d matches in a row failed; pairing again in %g s",
+                        self.ladder.name, self._failing, delay)
 
     def _through(self) -> tuple[int, ...] | None:
         """The last key the board may rate: before the first game not stored yet."""
@@ -338,6 +366,9 @@ class Runner:
                 return
 
     def _next(self) -> MatchJob | None:
+        if self._failing >= FAIL_STREAK and time.monotonic() < self._retry_at:
+            self.ladder = self.store.ladder(self.ladder.name)
+            return None  # backing off: the infrastructure fails every match
         # Nothing to pair last time, and nothing changed since: no roster read (it reads
         # the whole history; found by review: an idle runner spun a core).
         mark = (self.store.ladder_changes(self.ladder.id, self.ladder.tournament_id),
