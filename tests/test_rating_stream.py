@@ -64,6 +64,17 @@ def pure(store: Store, order: Order) -> tuple[dict[Any, tuple[float, ...]], int]
     return done.snapshot(), done.count
 
 
+def ladder_board(folder: Path) -> tuple[Store, list[int]]:
+    """A new store in ``folder`` with four bots (a-d) and a leaderboard of GAME that rates
+    in the ladder's order, by match number."""
+    store = Store(folder / "arena.db")
+    bots = [store.add_bot(n, n, f"/bots/{n}", "file")[0]["id"] for n in "abcd"]
+    env = Environment()
+    store.ensure_leaderboard(GAME, env.mu, env.sigma, env.beta, env.tau,
+                             env.draw_probability, order=Order.MATCH_NO)
+    return store, bots
+
+
 def check_rebuild_equals_live(store: Store, order: Order) -> None:
     live = state(store)
     assert live == pure(store, order)
@@ -116,11 +127,7 @@ def test_a_ladder_rebuild_equals_its_live_ratings(games: list, arrival: Any,
     as it is scheduled); results arrive in any order; the leaderboard rates in match
     number order, the finished prefix of it (or everything stored, ``eager``ly)."""
     with tempfile.TemporaryDirectory() as folder:
-        store = Store(Path(folder) / "arena.db")
-        bots = [store.add_bot(n, n, f"/bots/{n}", "file")[0]["id"] for n in "abcd"]
-        env = Environment()
-        store.ensure_leaderboard(GAME, env.mu, env.sigma, env.beta, env.tau,
-                                 env.draw_probability, order=Order.MATCH_NO)
+        store, bots = ladder_board(Path(folder))
         ladders = [store.create_tournament(
             {"name": f"ladder{n}", "game": GAME, "format": "ladder", "seats": 3,
              "games_per_seating": 1, "duplicate": False, "seed": n, "options": {},
@@ -299,11 +306,7 @@ def test_tau_epochs_update_equals_rebuild_equals_the_trueskill_package(
     rebuild, the web's rating histories, the tournament's standings and the
     ``trueskill`` package with tau switched at each epoch all agree."""
     with tempfile.TemporaryDirectory() as folder:
-        store = Store(Path(folder) / "arena.db")
-        bots = [store.add_bot(n, n, f"/bots/{n}", "file")[0]["id"] for n in "abcd"]
-        env = Environment()
-        store.ensure_leaderboard(GAME, env.mu, env.sigma, env.beta, env.tau,
-                                 env.draw_probability, order=Order.MATCH_NO)
+        store, bots = ladder_board(Path(folder))
         tid = store.create_tournament(
             {"name": "ladder", "game": GAME, "format": "ladder", "seats": 3,
              "games_per_seating": 1, "duplicate": False, "seed": 1, "options": {},
