@@ -5,7 +5,7 @@ An executor takes match jobs and yields their outcomes as they happen
 and its end. The caller passes one in (issue 14 §3: `arena tournament run` builds
 it from ``--workers`` with :func:`for_workers`) and consumes the stream; storing
 and rating happen there, in the caller's process, never inside the executor. A
-distributed executor (Dask, say) is one more subclass of :class:`Executor`, and a
+distributed executor (:mod:`arena.distributed`, on Dask) is one more subclass of :class:`Executor`, and a
 ladder one more producer of jobs: :meth:`Executor.stream` takes any iterable,
 finite or not, draws from it only while fewer than its bound are in flight, and
 takes a ``None`` from it as "no job now, ask again soon" (issue 16 §1: a ladder
@@ -33,6 +33,7 @@ from multiprocessing.process import BaseProcess
 from typing import cast
 
 from referee.records import ResultError
+from referee.sandbox import check_mode
 
 from .jobs import (
     GamePlayed,
@@ -84,6 +85,15 @@ class Executor(ABC):
         stopped; every outcome already yielded stays yielded.
         """
 
+    def parallel(self) -> int:
+        """How many matches it plays at once now (a ladder plans that many)."""
+        return 1
+
+    def check_sandbox(self, mode: str) -> None:
+        """Refuse (SandboxError) or warn about sandbox ``mode`` where the bots will run:
+        here, for the executors of this machine."""
+        check_mode(mode)
+
 
 class InlineExecutor(Executor):
     """Plays the matches one after another in this process (one in flight)."""
@@ -130,6 +140,9 @@ class ProcessExecutor(Executor):
             raise ValueError(f"in_flight and results must be at least 1, got "
                              f"{in_flight!r} and {results!r}")
         self.workers, self.in_flight, self.results = workers, in_flight, results
+
+    def parallel(self) -> int:
+        return self.workers
 
     def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
         yield from _Run(self, jobs).outcomes()

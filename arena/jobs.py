@@ -15,7 +15,7 @@ record of an unknown schema version by name.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ import msgspec
 
 from referee import scratch
 from referee.match import Clocks, Match
+from referee.programs import BotProgram
 from referee.records import GameRecord, ResultError, decode_record, encode_record
 from referee.sandbox import Limits
 
@@ -46,10 +47,12 @@ class MatchJob:
     labels: tuple[str, ...] | None = None
     """Each seat's bot as the store names it (``NAME@VERSION``), for its log files."""
 
-    def play(self) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Mapping[Path, BotProgram] | None = None
+             ) -> Generator[Outcome, None, None]:
         """Play the match here: a :class:`GamePlayed` as each game ends, then the
         :class:`MatchLogs` of each program seat's captured output (stderr, capped per
-        match; kept in ``log_dir`` too when one is given). Errors propagate."""
+        match; kept in ``log_dir`` too when one is given). Errors propagate.
+        ``prebuilt``: bots already built, by path (:class:`referee.match.Match`)."""
         # Named by its owner: the next run removes it if this one is killed (issue 13 A11).
         with scratch.TemporaryDirectory("arena-logs-") as folder:
             log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
@@ -59,7 +62,7 @@ class MatchJob:
                           seeds=[g["seed"] for g in self.games], labels=self.labels,
                           # The organiser writes each game's file, named by its database
                           # id (issue 13 B6): only it knows the id.
-                          game_logs=False)
+                          game_logs=False, prebuilt=prebuilt)
             with closing(match.stream()) as games:
                 for record in games:
                     yield GamePlayed(self.key, record.index, record)
@@ -103,11 +106,12 @@ Outcome = GamePlayed | MatchLogs | MatchFailed | MatchDone
 """What playing a match yields, in order: games, then logs or a failure, then done."""
 
 
-def play_job(job: MatchJob) -> Iterator[Outcome]:
+def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None
+             ) -> Iterator[Outcome]:
     """Everything playing ``job`` yields: a failure is a :class:`MatchFailed`, never an
     exception (the other matches play on); :class:`MatchDone` always comes last."""
     try:
-        yield from job.play()
+        yield from job.play(prebuilt) if prebuilt else job.play()
     except Exception as err:  # noqa: BLE001 - any failure of a match is reported
         yield MatchFailed(job.key, f"{type(err).__name__}: {err}")
     yield MatchDone(job.key)

@@ -24,7 +24,7 @@ from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
 from referee.records import GameRecord, ResultError, validate
-from referee.sandbox import Limits, check_mode
+from referee.sandbox import Limits
 from referee.text import hidden
 
 from .executors import Executor, GamePlayed, MatchFailed, MatchJob, MatchLogs
@@ -163,6 +163,8 @@ class Progress:
     total: int
     done: int
     errors: list[str]
+    duplicates: int = 0
+    """Results of games already stored that came again, and were dropped."""
 
 
 def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
@@ -175,7 +177,7 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
         raise StoreError(f"{t['name']!r} is a ladder: continue it with "
                          f"arena ladder run {t['game']} --name {t['name']}")
     settings = Settings.from_json(t["settings"])
-    check_mode(settings.sandbox)
+    executor.check_sandbox(settings.sandbox)
     missing = store.missing_games(t["id"])
     bots = {r["id"]: r for r in store.bots(include_removed=True)}
     _require_files([bots[b] for b in sorted({b for row in missing for b in row["seating"]})])
@@ -196,7 +198,11 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
 
     def store_and_rate(job: MatchJob, position: int, record: GameRecord) -> None:
         scheduled = job.games[position]
-        store_game(store, t["id"], t["game"], scheduled, record, log_dir)
+        if store_game(store, t["id"], t["game"], scheduled, record, log_dir) is None:
+            # Stored before (issue 17 §3: a cluster may run a match twice): dropped.
+            progress.duplicates += 1
+            log.warning("tournament %s, game %d: a second result, dropped (%d so far)",
+                        name, scheduled["idx"], progress.duplicates)
         # Counted from the store: while another organiser resumes this tournament at
         # once, this run's own count stood still at the games it stored, and its progress
         # lines said 2360/4000 with an ETA of minutes when all 4000 were stored (found by

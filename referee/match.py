@@ -105,7 +105,8 @@ class Match:
                  log_dir: Path | None = None, sandbox: str = "auto",
                  limits: Limits | None = None, seeds: Sequence[int] | None = None,
                  labels: Sequence[str] | None = None, game_logs: bool = True,
-                 seat_factory: SeatFactory | None = None) -> None:
+                 seat_factory: SeatFactory | None = None,
+                 prebuilt: Mapping[Path, BotProgram] | None = None) -> None:
         """``seeds``, if given, are the games' seeds (a tournament's deals); otherwise
         game ``i`` plays ``seed + i``.
 
@@ -117,6 +118,10 @@ class Match:
         passes the store's ``NAME@VERSION``); by default a program's name, made safe
         (:func:`safe_label`). ``game_logs=False`` writes no ``game-NNNN.json`` files
         (a tournament writes them itself, named by their database id).
+
+        ``prebuilt`` maps a bot's resolved path to its program already built (issue 17
+        §2: a Dask worker builds a folder bot once, not once per match); the others are
+        copied, and built if they have a build, for this match alone.
         """
         self.cls = get_game(game_id)
         self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
@@ -137,6 +142,7 @@ class Match:
             if is_builtin(bot):
                 make_builtin(bot, game_id, 0, 0)
         self.seat_factory: SeatFactory = seat_factory or self._program_seat
+        self.prebuilt = dict(prebuilt or {})
         self.seats: dict[int, Seat] = {}
         self._timing: dict[int, float] = {}
         self._defaulted: set[int] = set()
@@ -175,7 +181,7 @@ class Match:
             self.log_dir.mkdir(parents=True, exist_ok=True)
         # Named by its owner: the next referee removes it if this one is killed (A11).
         with scratch.TemporaryDirectory("arena-match-") as workdir:
-            built: dict[Path, BotProgram] = {}
+            built: dict[Path, BotProgram] = dict(self.prebuilt)
             for s, program in self.programs.items():
                 if program.path not in built:
                     built[program.path] = build_program(program, Path(workdir), self.sandbox,

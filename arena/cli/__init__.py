@@ -13,6 +13,7 @@ the root group and adds them to it:
 | :mod:`~arena.cli.author` | ``author add/list/show/disable/enable/token-reset`` |
 | :mod:`~arena.cli.submit` | ``submit`` |
 | :mod:`~arena.cli.ladder` | ``ladder run/status/show/list/stop/pause/resume/finals`` |
+| :mod:`~arena.cli.cluster` | ``worker``, ``workers``; ``--executor`` of the others |
 
 The option sets several commands share are decorators in :mod:`~arena.cli.options`;
 :mod:`~arena.cli.common` opens the store and turns library errors into click
@@ -27,7 +28,7 @@ import click
 
 from arena import __version__, interrupts
 
-from . import author, bot, games, ladder, results, submit, tournament, web
+from . import author, bot, cluster, games, ladder, results, submit, tournament, web
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,7 +48,7 @@ def main(verbose: int) -> None:
 for command in (games.games, games.play, bot.bot, tournament.tournament_group,
                 tournament.demo_command, results.leaderboard, results.results,
                 results.replay, web.serve, web.export, author.author, submit.submit,
-                ladder.ladder_group):
+                ladder.ladder_group, cluster.worker, cluster.workers_command):
     main.add_command(command)
 
 __all__ = ["main"]

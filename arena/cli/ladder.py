@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from arena import executors, tournament
+from arena import tournament
 from arena.ladder import actions, service, snapshot
 from leaderboard import views
 from leaderboard.store import Store
@@ -20,6 +20,7 @@ from leaderboard.store.rows_ladders import LadderRow
 from referee.games import GameError, get_game
 from referee.match import Clocks
 
+from .cluster import LOCAL, ExecutorChoice, executor, executor_options
 from .common import echo_json, interrupted, make_log_dir, opened, parse_options
 from .options import (
     LIMIT_NAMES,
@@ -108,6 +109,7 @@ def ladder_group() -> None:
               help="A game option (VALUE as JSON), repeatable.")
 @click.option("--log-dir", type=click.Path(file_okay=False),
               help="Keep each match's bot stderr and each game's record here.")
+@executor_options
 @db_option
 @clock_options
 @click.pass_context
@@ -117,7 +119,7 @@ def ladder_run(ctx: click.Context, game: str, name: str | None,
                baselines: str | None, crash_streak: int, seed: int | None,
                option_pairs: tuple[str, ...], log_dir: str | None, deadline_ms: int,
                time_bank_ms: int, startup_ms: int, strikes: int, db_path: Path,
-               sandbox: str, **limits: int) -> None:
+               sandbox: str, executor_choice: ExecutorChoice, **limits: int) -> None:
     """Play matches of GAME without end among the active bot versions (each bot's
     newest), picking up new bots, new versions and removed bots as it runs.
 
@@ -182,7 +184,7 @@ def ladder_run(ctx: click.Context, game: str, name: str | None,
             _check_same(found, game, {g for g in given if not same.get(g, False)})
             click.echo(f"ladder {name}: continued"
                        + (" (its finals)" if found.in_finals else ""))
-        _run(store, name, workers, games, until, log_dir)
+        _run(store, name, workers, games, until, log_dir, executor_choice)
 
 
 def _check_same(ladder: LadderRow, game: str, given: set[str]) -> None:
@@ -204,23 +206,22 @@ def _check_same(ladder: LadderRow, game: str, given: set[str]) -> None:
 
 
 def _run(store: Store, name: str, workers: int | None, games: int | None,
-         until: datetime | None, log_dir: str | None) -> None:
+         until: datetime | None, log_dir: str | None,
+         choice: ExecutorChoice = LOCAL) -> None:
     out = views.console()
 
     def progress(now: service.RunResult) -> None:
         if now.played % 10 == 0:
             out.print(f"ladder {name}: {now.played} games played", markup=False)
 
-    executor = executors.for_workers(workers)
-    runner = service.Runner(store, name, executor, games=games, until=until,
-                            log_dir=log_dir, on_game=progress,
-                            parallel=executor.workers
-                            if isinstance(executor, executors.ProcessExecutor) else 1)
-    try:
-        result = runner.run()
-    except (KeyboardInterrupt, SystemExit) as stop:
-        raise interrupted(stop, ["arena", "ladder", "run", runner.ladder.game, "--name",
-                                 name]) from None
+    with executor(choice, workers, name) as chosen:
+        runner = service.Runner(store, name, chosen, games=games, until=until,
+                                log_dir=log_dir, on_game=progress, parallel=chosen.parallel())
+        try:
+            result = runner.run()
+        except (KeyboardInterrupt, SystemExit) as stop:
+            raise interrupted(stop, ["arena", "ladder", "run", runner.ladder.game,
+                                     "--name", name]) from None
     for error in result.errors:
         click.echo(f"error: {error}", err=True)
     if result.more_errors:
@@ -374,9 +375,10 @@ def ladder_resume(name: str, bot: str, db_path: Path) -> None:
               help="Parallel matches (default: the number of cores).")
 @click.option("--log-dir", type=click.Path(file_okay=False),
               help="Keep each match's bot stderr and each game's record here.")
+@executor_options
 @db_option
 def ladder_finals(name: str, games_per_bot: int, workers: int | None, log_dir: str | None,
-                  db_path: Path) -> None:
+                  db_path: Path, executor_choice: ExecutorChoice) -> None:
     """Begin (or continue) ladder NAME's finals: freeze its roster and refuse new
     submissions of its game, set tau to 0, play N games per finalist, then end it."""
     make_log_dir(log_dir)
@@ -387,4 +389,4 @@ def ladder_finals(name: str, games_per_bot: int, workers: int | None, log_dir: s
         if snapshot.running(ladder):
             click.echo(f"its runner ({ladder.runner}) plays them")
             return
-        _run(store, name, workers, None, None, log_dir)
+        _run(store, name, workers, None, None, log_dir, executor_choice)

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import click
 
-from arena import demo, executors, progress, tournament
+from arena import demo, progress, tournament
 from arena.schedule import FORMATS
 from leaderboard import board, views
 from leaderboard.store import NameTaken, Store
 from referee.games import GameError, get_game
 from referee.match import Clocks
 
+from .cluster import LOCAL, ExecutorChoice, executor, executor_options
 from .common import echo_json, interrupted, make_log_dir, opened, parse_options
 from .options import (
     SQLITE_ID,
@@ -57,6 +58,7 @@ def tournament_group() -> None:
               help="Keep each match's bot stderr (DIR/match-M/seatS-NAME@V.stderr.log) "
                    "and each game's record (DIR/game-ID.json, ID as arena results "
                    "shows it) here.")
+@executor_options
 @progress_option
 @db_option
 @clock_options
@@ -65,7 +67,7 @@ def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: i
                    name: str | None, option_pairs: tuple[str, ...], deadline_ms: int,
                    time_bank_ms: int, startup_ms: int, strikes: int, log_dir: str | None,
                    progress_every: float, db_path: Path, sandbox: str,
-                   **limits: int) -> None:
+                   executor_choice: ExecutorChoice, **limits: int) -> None:
     """Run a tournament of GAME between registered bots, in parallel, rate it, and
     print its standings.
 
@@ -98,7 +100,7 @@ def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: i
                 # tournament (found by review of issue 13 B5).
                 if name or attempt == 9:
                     raise
-        _run(store, chosen, workers, log_dir, progress_every)
+        _run(store, chosen, workers, log_dir, progress_every, choice=executor_choice)
 
 
 @tournament_group.command("resume")
@@ -107,15 +109,17 @@ def tournament_run(game: str, bots: str, seats: int | None, games_per_seating: i
               help="Parallel matches (default: the number of cores).")
 @click.option("--log-dir", type=click.Path(file_okay=False),
               help="Keep each match's bot stderr and each game's record here.")
+@executor_options
 @progress_option
 @db_option
 def tournament_resume(name: str, workers: int | None, log_dir: str | None,
-                      progress_every: float, db_path: Path) -> None:
+                      progress_every: float, db_path: Path,
+                      executor_choice: ExecutorChoice) -> None:
     """Play the scheduled games of tournament NAME (or id) that have no result yet,
     and print its standings."""
     make_log_dir(log_dir)
     with opened(db_path) as store:
-        _run(store, name, workers, log_dir, progress_every)
+        _run(store, name, workers, log_dir, progress_every, choice=executor_choice)
 
 
 @tournament_group.command("list")
@@ -195,7 +199,8 @@ def _next_name(store: Store, game: str) -> str:
 
 
 def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
-         progress_every: float = progress.EVERY_S, standings: bool = True) -> None:
+         progress_every: float = progress.EVERY_S, standings: bool = True,
+         choice: ExecutorChoice = LOCAL) -> None:
     t = store.tournament(name)
     name = t["name"]  # it may have been given by its id
     try:
@@ -207,8 +212,8 @@ def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
                 report(now.done, (f"leader {rows[0]['bot']}@{rows[0]['version']} "
                                   f"{rows[0]['conservative']:.1f}") if rows else "")
 
-            result = tournament.run(store, name, executors.for_workers(workers), log_dir,
-                                    on_progress=show)
+            with executor(choice, workers, name) as chosen:
+                result = tournament.run(store, name, chosen, log_dir, on_progress=show)
     except (KeyboardInterrupt, SystemExit) as stop:
         raise interrupted(stop, ["arena", "tournament", "resume", name]) from None
     for error in result.errors:

@@ -35,7 +35,6 @@ from leaderboard.store import BUILTIN_KIND, Order, Store, StoreError
 from leaderboard.store.rows_ladders import LadderMatch, LadderRow, group_matches
 from referee.games import get_game
 from referee.records import ResultError
-from referee.sandbox import check_mode
 
 from ..executors import Executor, GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs
 from ..schedule import deal_seed
@@ -144,6 +143,8 @@ class RunResult:
     more_errors: int = 0
     """Errors beyond the MAX_ERRORS kept in ``errors`` (logged all the same)."""
     finished: bool = False
+    duplicates: int = 0
+    """Results of games already stored that came again, and were dropped."""
 
 
 @dataclass
@@ -224,7 +225,7 @@ class Runner:
             raise StoreError(f"ladder {self.ladder.name!r} finished at "
                              f"{self.ladder.finished_at} (its finals are over); start a "
                              f"new season with another --name")
-        check_mode(self.settings.sandbox)
+        self.executor.check_sandbox(self.settings.sandbox)
         self._lock()
         beat = threading.Thread(target=self._heartbeat, name="ladder-heartbeat", daemon=True)
         try:
@@ -313,12 +314,17 @@ class Runner:
     def _game(self, handed: _Handed, outcome: GamePlayed) -> None:
         try:
             scheduled = handed.job.games[outcome.position]
-            store_game(self.store, self.ladder.tournament_id, self.ladder.game, scheduled,
-                       outcome.record, self.log_dir)
+            stored = store_game(self.store, self.ladder.tournament_id, self.ladder.game,
+                                scheduled, outcome.record, self.log_dir)
         except (ResultError, IndexError) as err:  # not stored: withdrawn at its end
             self._failed(outcome.key, f"game {outcome.position}: {err}")
             return
         handed.outstanding.discard(scheduled["idx"])
+        if stored is None:  # stored before (issue 17 §3: a match run twice): dropped
+            self.result.duplicates += 1
+            log.warning("ladder %s, game %d: a second result, dropped (%d so far)",
+                        self.ladder.name, scheduled["idx"], self.result.duplicates)
+            return
         self.result.played += 1
         board.update(self.store, self.ladder.game, through=self._through())
         if self.on_game:

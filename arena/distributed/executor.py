@@ -1,0 +1,311 @@
+"""The Dask executor: a tournament's or a ladder's matches on a Dask cluster (issue 17).
+
+:class:`DaskExecutor` is one more :class:`arena.executors.Executor`. The organiser
+keeps the database and is its one writer; the cluster only plays. Each match is one
+Dask task (:func:`arena.distributed.task.play_match`) that asks for a ``MATCH`` slot,
+and a ``SANDBOX`` one unless the match runs with ``--sandbox none``; its result is the
+match's outcomes as bytes, decoded here as the process executor's are.
+
+Bots travel by content hash (§2): each bot version the organiser plays is packed once
+(:func:`arena.distributed.bundles.pack`) and submitted as a task of its own under
+``arena-bot-HASH``, which the organiser holds while it runs; a worker fetches it only
+when its cache lacks that hash. Being a task, not scattered data, a bundle lost with
+its worker is made again by the scheduler.
+
+Exactly once (§3): Dask may run a task twice, but its result reaches this client once
+per key, and every key is new (``pure=False``, a token per stream). The store keeps
+each game once, keyed by (tournament, index), so a result that arrives twice is
+dropped where it is stored, and counted in the log. A match lost with its worker is
+rescheduled by Dask on another; one that has killed ``allowed-failures`` workers ends
+in ``KilledWorker``, and its games are stored void, with the cause: the cluster's
+failure, not a bot's.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Generator, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import msgspec
+
+from referee.builtin import is_builtin
+from referee.errors import BotSpecError
+from referee.match import log_file, safe_label
+from referee.records import GameRecord, ResultError, SeatResult
+from referee.sandbox import MODES, SandboxError
+
+from ..executors import POLL_S, Executor
+from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs, Outcome, decode_outcome
+from . import bundles, task
+from .cluster import MATCH_PREFIX, connect
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, Security
+
+log = logging.getLogger(__name__)
+
+_END = object()
+
+REFRESH_S = 1.0
+"""How often the bound on matches in flight follows the cluster's slots (seconds)."""
+
+
+class DaskExecutor(Executor):
+    """Plays matches as tasks on the Dask scheduler at ``scheduler``.
+
+    At most ``in_flight`` jobs are drawn and not done at once: by default twice the
+    ``MATCH`` slots of the workers connected (and at least 2), followed as workers come
+    and go. ``label`` names this run's tasks (``arena workers`` shows it): the
+    tournament's or the ladder's name, made safe.
+    """
+
+    def __init__(self, scheduler: str, security: Security | None = None,
+                 in_flight: int | None = None, label: str = "run",
+                 timeout_s: float = 10.0) -> None:
+        if in_flight is not None and in_flight < 1:
+            raise ValueError(f"in_flight must be at least 1, got {in_flight!r}")
+        self.scheduler, self.security, self.in_flight = scheduler, security, in_flight
+        self.label = label
+        self.timeout_s = timeout_s
+        self._client: Client | None = None
+        self._bundles: dict[str, Future[bytes]] = {}
+        self._packed: dict[str, tuple[str, str] | BotSpecError] = {}
+
+    # ----------------------------------------------------------- the cluster
+    def client(self) -> Client:
+        """The client of this executor, connected on first use (OSError if it cannot)."""
+        if self._client is None:
+            self._client = connect(self.scheduler, self.security, self.timeout_s)
+        return self._client
+
+    def slots(self) -> int:
+        """``MATCH`` slots of the workers connected now."""
+        info = self.client().scheduler_info(n_workers=-1)
+        return sum(int(w.get("resources", {}).get("MATCH", 0))
+                   for w in info.get("workers", {}).values())
+
+    def parallel(self) -> int:
+        return max(1, self.slots())
+
+    def check_sandbox(self, mode: str) -> None:
+        """Only the mode's name: the workers check the sandbox itself (issue 17 §1)."""
+        if mode not in MODES:
+            raise SandboxError(f"sandbox mode {mode!r} is not one of {', '.join(MODES)}")
+
+    def close(self) -> None:
+        """Release the bundles and disconnect."""
+        if self._client is not None:
+            self._bundles.clear()
+            self._client.close()
+            self._client = None
+
+    def publish(self, path: str) -> tuple[str, str]:
+        """The ``(hash, entry)`` of the bot at ``path``, its bundle held by the cluster.
+
+        Packed once per path (a store copy never changes: a new version is a new path);
+        submitted once per hash, for as long as this executor runs."""
+        packed = self._packed.get(path)
+        if packed is None:
+            try:
+                digest, entry, data = bundles.pack(Path(path))
+            except BotSpecError as err:
+                self._packed[path] = err
+                raise
+            except OSError as err:
+                raise BotSpecError(f"bot {path!r} cannot be packed: {err}") from None
+            self._packed[path] = packed = (digest, entry)
+            if digest not in self._bundles:
+                self._bundles[digest] = self.client().submit(
+                    task.bundle, data, key=task.bundle_key(digest), pure=False)
+        if isinstance(packed, BotSpecError):
+            raise packed
+        return packed
+
+    def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
+        yield from _Run(self, jobs).outcomes()
+
+
+class _Run:
+    """One :meth:`DaskExecutor.stream`: the jobs drawn, and their futures."""
+
+    def __init__(self, executor: DaskExecutor, jobs: Iterable[MatchJob | None]) -> None:
+        self.ex = executor
+        self.source = iter(jobs)
+        self.flying: dict[Future[list[bytes]], MatchJob] = {}
+        self.keys: set[int] = set()
+        self.order: deque[int] = deque()
+        """The keys submitted, in order: outcomes are yielded in this order, so the store
+        numbers games as an inline run does (issue 17 §5: results equal byte for byte)."""
+        self.ready: dict[int, list[Outcome]] = {}
+        self.exhausted = False
+        self.token = secrets.token_hex(3)
+        self.bound = 2
+        self.refreshed = -REFRESH_S
+        self.starved = False
+
+    def refresh(self) -> None:
+        """Follow the cluster's slots, at most once a second; say once when no worker
+        can take the matches waiting."""
+        now = time.monotonic()
+        if now - self.refreshed < REFRESH_S:
+            return
+        self.refreshed = now
+        slots = self.ex.slots()
+        self.bound = self.ex.in_flight or max(2, 2 * slots)
+        if not slots and self.flying and not self.starved:
+            log.warning("no Arena worker is connected to %s: %d matches wait for one",
+                        self.ex.scheduler, len(self.flying))
+        self.starved = not slots
+
+    def fill(self) -> Iterator[Outcome]:
+        """Draw and submit jobs while the bound allows, and not past a producer's None.
+        A job whose bots cannot be packed fails at once, here."""
+        self.refresh()
+        while not self.exhausted and len(self.keys) < self.bound:
+            job = next(self.source, _END)
+            if job is None:
+                return
+            if job is _END:
+                self.exhausted = True
+                return
+            job = cast(MatchJob, job)
+            if job.key in self.keys:
+                raise ValueError(f"match key {job.key} is already in flight")
+            try:
+                refs = tuple(None if is_builtin(b) else self.ex.publish(b) for b in job.bots)
+            except BotSpecError as err:
+                yield MatchFailed(job.key, f"{type(err).__name__}: {err}")
+                yield MatchDone(job.key)
+                continue
+            resources = {"MATCH": 1, **({"SANDBOX": 1} if job.sandbox != "none" else {})}
+            # The bundles are the task's dependencies: Dask moves each to a worker that
+            # lacks it (a task of their own, waited for inside a match, would wait for
+            # a slot the match itself holds).
+            needed = {r[0]: self.ex._bundles[r[0]] for r in refs if r is not None}
+            future = self.ex.client().submit(
+                task.play_match, job, refs, needed, pure=False, resources=resources,
+                key=f"{MATCH_PREFIX}{safe_label(self.ex.label)}-{job.key}-{self.token}")
+            self.flying[future] = job
+            self.keys.add(job.key)
+            self.order.append(job.key)
+
+    def outcomes(self) -> Generator[Outcome, None, None]:
+        from distributed import wait
+
+        try:
+            yield from self.fill()
+            while self.keys or not self.exhausted:
+                if not self.keys:  # an idle producer (issue 16 §1): ask again soon
+                    time.sleep(POLL_S)
+                else:
+                    try:
+                        with self.ex.client().as_current():
+                            done = wait(list(self.flying), timeout=POLL_S,
+                                        return_when="FIRST_COMPLETED").done
+                    except TimeoutError:
+                        done = set()
+                    for future in done:
+                        job = self.flying.pop(future)
+                        self.ready[job.key] = list(_settle(job, future))
+                    while self.order and self.order[0] in self.ready:
+                        key = self.order.popleft()
+                        self.keys.discard(key)
+                        yield from self.ready.pop(key)
+                yield from self.fill()
+        finally:
+            if self.flying and self.ex._client is not None:
+                # Abandoned (Ctrl-C, a closed stream): a running match cannot be stopped
+                # mid-game by Dask, but its result is dropped and its slot comes back.
+                self.ex._client.cancel(list(self.flying), force=True)
+            self.flying.clear()
+
+
+def _settle(job: MatchJob, future: Future[list[bytes]]) -> Iterator[Outcome]:
+    """Everything ``job``'s finished ``future`` says, :class:`MatchDone` last."""
+    from distributed import KilledWorker
+
+    if future.status == "finished":
+        try:
+            data = future.result()
+        except Exception as err:  # noqa: BLE001 - a result that cannot be read
+            yield MatchFailed(job.key, f"its result could not be read: {err}")
+        else:
+            yield from _decoded(job, data)
+    else:
+        try:
+            error: BaseException | None = future.exception()
+        except Exception as err:  # noqa: BLE001 - cancelled: no exception to ask for
+            error = err
+        if isinstance(error, KilledWorker):
+            cause = (f"infrastructure failure: the match was lost with every worker that "
+                     f"took it ({error}); its games are void, no bot's fault")
+            log.error("match %d: %s", job.key, cause)
+            for position, scheduled in enumerate(job.games):
+                yield GamePlayed(job.key, position, void_record(job, position, scheduled,
+                                                                cause))
+            yield MatchFailed(job.key, cause)
+        else:
+            yield MatchFailed(job.key, f"{type(error).__name__}: {error}")
+    yield MatchDone(job.key)
+
+
+def _decoded(job: MatchJob, data: Any) -> Iterator[Outcome]:
+    """The outcomes a worker returned, checked: of this match, games in its range; the
+    worker's own paths of the bots replaced by the organiser's (the records name them)."""
+    if not isinstance(data, list) or not all(isinstance(b, bytes) for b in data):
+        yield MatchFailed(job.key, f"a worker's result is not a list of outcomes: "
+                                   f"{type(data).__name__}")
+        return
+    for item in data:
+        try:
+            outcome = decode_outcome(item)
+        except ResultError as err:  # not stored; a resume plays the game again
+            yield MatchFailed(job.key, str(err))
+            return
+        if outcome.key != job.key:
+            yield MatchFailed(job.key, f"a worker's outcome is of match {outcome.key}")
+            return
+        if isinstance(outcome, MatchDone):
+            return
+        if isinstance(outcome, GamePlayed):
+            if not 0 <= outcome.position < len(job.games):
+                yield MatchFailed(job.key, f"a worker's game {outcome.position} is not "
+                                           f"one of the match's {len(job.games)}")
+                return
+            outcome = GamePlayed(job.key, outcome.position, _named(outcome.record, job))
+        elif isinstance(outcome, MatchLogs) and job.log_dir:
+            _write_logs(job, outcome)
+        yield outcome
+
+
+def _named(record: GameRecord, job: MatchJob) -> GameRecord:
+    """``record`` with each seat's bot as the organiser names it (not a worker's path)."""
+    if len(record.seats) != len(job.bots):
+        return record  # refused where it is stored, with the counts
+    seats = tuple(msgspec.structs.replace(s, bot=b) for s, b in zip(record.seats, job.bots))
+    return msgspec.structs.replace(record, seats=seats)
+
+
+def void_record(job: MatchJob, position: int, scheduled: dict[str, Any],
+                cause: str) -> GameRecord:
+    """Game ``position`` of ``job`` as void: ranked 0 for every seat, with ``cause``."""
+    seats = tuple(SeatResult(bot, 0, 0, "ok", {}) for bot in job.bots)
+    return GameRecord(job.game, scheduled["seed"], "void", 0, 0, seats, index=position,
+                      void=True, error=cause)
+
+
+def _write_logs(job: MatchJob, logs: MatchLogs) -> None:
+    """The match's captured bot output in ``job.log_dir``, where a local match puts it."""
+    assert job.log_dir is not None
+    folder = Path(job.log_dir) / f"match-{job.key:05d}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for seat, text in logs.logs.items():
+        if not 0 <= seat < len(job.bots):
+            continue
+        label = safe_label(job.labels[seat] if job.labels else Path(job.bots[seat]).stem)
+        log_file(folder, f"seat{seat}-{label}.stderr.log").write_text(text, encoding="utf-8")
