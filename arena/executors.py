@@ -26,7 +26,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Sized
+from collections.abc import Container, Generator, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -60,6 +60,31 @@ latest, while nothing else happens (seconds)."""
 
 _END = object()
 """The end of a producer (``next``'s default): ``None`` is a producer's "not now"."""
+
+
+class Producer:
+    """The jobs of one stream, drawn one at a time, as every executor draws them."""
+
+    def __init__(self, jobs: Iterable[MatchJob | None]) -> None:
+        self.jobs = jobs
+        self.source: Iterator[MatchJob | None] = iter(jobs)
+        self.exhausted = False
+        """The producer has ended: no job will come."""
+
+    def take(self, flying: Container[int]) -> MatchJob | None:
+        """The next job; ``None`` when the producer has none now (issue 16 §1: asked
+        again later) or has ended (:attr:`exhausted`). A key still ``flying`` is the
+        producer's bug, refused (ValueError): its outcomes would be told apart by key."""
+        if self.exhausted:
+            return None
+        item = next(self.source, _END)
+        if item is _END:
+            self.exhausted = True
+            return None
+        job = cast("MatchJob | None", item)
+        if job is not None and job.key in flying:
+            raise ValueError(f"match key {job.key} is already in flight")
+        return job
 
 
 class Executor(ABC):
@@ -175,14 +200,12 @@ class _Run:
 
     def __init__(self, executor: ProcessExecutor, jobs: Iterable[MatchJob | None]) -> None:
         self.executor = executor
-        self.jobs = jobs
-        self.source: Iterator[MatchJob | None] = iter(jobs)
+        self.producer = Producer(jobs)
         self.flying: dict[int, MatchJob] = {}
         """Every job drawn and not done: the waiting ones and the workers' ones."""
         self.waiting: deque[MatchJob] = deque()
         """The jobs drawn and not yet given to a worker, in the order drawn."""
         self.slots: list[_Slot] = []
-        self.exhausted = False
         self.deaths = 0
         """Workers dead in a row, no match ending normally between them."""
         self.unreadable: set[int] = set()  # the matches reported for an unreadable outcome
@@ -191,17 +214,11 @@ class _Run:
         """Draw jobs while the bound allows: not after a death until a match ends (but
         when nothing is in flight), and not past a producer's ``None`` (asked again
         after the next outcome or poll)."""
-        while (not self.exhausted and len(self.flying) < self.executor.in_flight
+        while (len(self.flying) < self.executor.in_flight
                and not (self.deaths and self.flying)):
-            job = next(self.source, _END)
+            job = self.producer.take(self.flying)
             if job is None:
                 return
-            if job is _END:
-                self.exhausted = True
-                return
-            job = cast(MatchJob, job)
-            if job.key in self.flying:
-                raise ValueError(f"match key {job.key} is already in flight")
             self.flying[job.key] = job
             self.waiting.append(job)
 
@@ -214,7 +231,7 @@ class _Run:
                 job = self.waiting.popleft()
                 slot.job = job.key  # held from now on: if it dies, this job is lost
                 message: MatchJob | None = job
-            elif self.exhausted:
+            elif self.producer.exhausted:
                 slot.retired = True
                 message = None
             else:
@@ -240,7 +257,7 @@ class _Run:
 
     def outcomes(self) -> Generator[Outcome, None, None]:
         self.fill()
-        if self.exhausted and not self.flying:
+        if self.producer.exhausted and not self.flying:
             return
         try:
             import multiprocessing_logging
@@ -249,12 +266,12 @@ class _Run:
         except ImportError:  # pragma: no cover - a declared dependency
             pass
         workers = self.executor.workers
-        count = workers if not self.exhausted else min(workers, len(self.flying))
+        count = workers if not self.producer.exhausted else min(workers, len(self.flying))
         try:
             for i in range(count):
                 self.slots.append(self.start(i))
             self.dispatch()
-            while self.flying or not self.exhausted:
+            while self.flying or not self.producer.exhausted:
                 by_fd = {s.inbox.fileno(): s for s in self.slots}
                 by_sentinel = {s.proc.sentinel: s for s in self.slots}
                 ready = wait([*by_fd, *by_sentinel], timeout=POLL_S)
@@ -321,7 +338,7 @@ class _Run:
             yield MatchDone(key)
         if self.deaths > self.executor.workers:
             yield from self.give_up(why)
-        elif self.waiting or not self.exhausted:
+        elif self.waiting or not self.producer.exhausted:
             self.slots.append(self.start(slot.index))
             self.fill()
             self.dispatch()
@@ -336,11 +353,12 @@ class _Run:
             yield MatchDone(key)
         self.flying.clear()
         self.waiting.clear()
-        for job in self.source if isinstance(self.jobs, Sized) else ():
+        producer = self.producer
+        for job in producer.source if isinstance(producer.jobs, Sized) else ():
             if job is not None:
                 yield MatchFailed(job.key, why)
                 yield MatchDone(job.key)
-        self.exhausted = True
+        producer.exhausted = True
         self.stop()
 
     def stop(self) -> None:

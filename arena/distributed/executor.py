@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -39,7 +39,7 @@ from referee.match import log_file, safe_label
 from referee.records import GameRecord, ResultError, SeatResult
 from referee.sandbox import MODES, SandboxError
 
-from ..executors import POLL_S, Executor
+from ..executors import POLL_S, Executor, Producer
 from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs, Outcome, decode_outcome
 from . import bundles, task
 from .cluster import MATCH_PREFIX, connect
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     from distributed import Client, Future, Security
 
 log = logging.getLogger(__name__)
-
-_END = object()
 
 REFRESH_S = 1.0
 """How often the bound on matches in flight follows the cluster's slots (seconds)."""
@@ -135,14 +133,13 @@ class _Run:
 
     def __init__(self, executor: DaskExecutor, jobs: Iterable[MatchJob | None]) -> None:
         self.ex = executor
-        self.source = iter(jobs)
+        self.producer = Producer(jobs)
         self.flying: dict[Future[list[bytes]], MatchJob] = {}
         self.keys: set[int] = set()
         self.order: deque[int] = deque()
         """The keys submitted, in order: outcomes are yielded in this order, so the store
         numbers games as an inline run does (issue 17 §5: results equal byte for byte)."""
         self.ready: dict[int, list[Outcome]] = {}
-        self.exhausted = False
         self.token = secrets.token_hex(3)
         self.bound = 2
         self.refreshed = -REFRESH_S
@@ -166,16 +163,10 @@ class _Run:
         """Draw and submit jobs while the bound allows, and not past a producer's None.
         A job whose bots cannot be packed fails at once, here."""
         self.refresh()
-        while not self.exhausted and len(self.keys) < self.bound:
-            job = next(self.source, _END)
+        while len(self.keys) < self.bound:
+            job = self.producer.take(self.keys)
             if job is None:
                 return
-            if job is _END:
-                self.exhausted = True
-                return
-            job = cast(MatchJob, job)
-            if job.key in self.keys:
-                raise ValueError(f"match key {job.key} is already in flight")
             try:
                 refs = tuple(None if is_builtin(b) else self.ex.publish(b) for b in job.bots)
             except BotSpecError as err:
@@ -199,7 +190,7 @@ class _Run:
 
         try:
             yield from self.fill()
-            while self.keys or not self.exhausted:
+            while self.keys or not self.producer.exhausted:
                 if not self.keys:  # an idle producer (issue 16 §1): ask again soon
                     time.sleep(POLL_S)
                 else:
