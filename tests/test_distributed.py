@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -14,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT, arena, environment
+from leaderboard.store import Store
+
+from .helpers import ROOT, arena, environment, processes_mentioning, sql, stored_games
 
 distributed = pytest.importorskip("distributed")
 
@@ -22,6 +27,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.sandbox,
               pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")]
 
 BOTS = (("stopper", "bots/stop_me_bot.py"), ("rando", "bots/random_bot.py"))
+
+SLOW_BOT = """\
+import time
+from protocol.client import run
+def act(observation, legal):
+    time.sleep({delay})  # a match long enough to be caught in the middle
+    return legal[0]
+run(act, name="slow")
+"""
 
 
 def _port() -> int:
@@ -40,36 +54,57 @@ def _wait_for(check, what: str, seconds: float = 60.0) -> None:  # type: ignore[
 
 
 class Cluster:
-    """A scheduler and two workers, each with its own bot cache and log."""
+    """A scheduler and Arena workers (two by default, named ``w1`` and ``w2``), each
+    with its own bot cache and log; ``tls`` (a folder with ``ca.pem``, ``cert.pem`` and
+    ``key.pem``) secures every connection. ``workers`` maps a name to its extra
+    ``arena worker`` options and environment."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, workers: dict[str, tuple[tuple[str, ...],
+                                                       dict[str, str] | None]] | None = None,
+                 tls: Path | None = None) -> None:
         self.root = root
-        self.url = f"tcp://127.0.0.1:{_port()}"
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.procs.append(subprocess.Popen(
+        port = _port()
+        self.tls = (() if tls is None else
+                    ("--tls-ca-file", str(tls / "ca.pem"), "--tls-cert", str(tls / "cert.pem"),
+                     "--tls-key", str(tls / "key.pem")))
+        self.url = f"{'tls' if tls else 'tcp'}://127.0.0.1:{port}"
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.procs["scheduler"] = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-             "--port", self.url.rsplit(":", 1)[1], "--no-dashboard"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        for name in ("w1", "w2"):
+             "--port", str(port), "--no-dashboard",
+             *(("--protocol", "tls", *self.tls) if tls else ())],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wanted = workers if workers is not None else {"w1": ((), None), "w2": ((), None)}
+        for name, (options, env) in wanted.items():
             log = open(root / f"{name}.log", "wb")  # noqa: SIM115 - kept open by the worker
-            self.procs.append(subprocess.Popen(
+            self.procs[name] = subprocess.Popen(
                 [sys.executable, "-m", "arena", "worker", "--scheduler", self.url, "--name",
-                 name, "--cache", str(root / f"cache-{name}")],
-                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=environment()))
-        _wait_for(lambda: len(self.workers()) == 2, "two workers")
+                 name, "--cache", str(root / f"cache-{name}"), *self.tls, *options],
+                stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=environment(env))
+        _wait_for(lambda: len(self.workers()) == len(wanted), f"{len(wanted)} workers")
+
+    @property
+    def executor(self) -> tuple[str, ...]:
+        """The options that play a command's matches on this cluster."""
+        return ("--executor", "dask", "--scheduler", self.url, *self.tls)
 
     def workers(self) -> list[dict]:
-        done = arena("workers", "--scheduler", self.url, "--json")
+        done = arena("workers", "--scheduler", self.url, *self.tls, "--json")
         return json.loads(done.stdout) if done.returncode == 0 else []
 
+    def log(self, name: str) -> str:
+        return (self.root / f"{name}.log").read_text(errors="replace")
+
     def close(self) -> None:
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in self.procs:
+        for proc in reversed(self.procs.values()):
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs.values():
             try:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +123,7 @@ def _store(db: Path) -> None:
 
 
 def _tournament(db: Path, *executor: str) -> str:
+    """A small tournament's ``arena results --json``, played with ``executor`` options."""
     done = arena("tournament", "run", "stop-me", "--bots", "stopper,rando,builtin:random",
                  "--games-per-seating", "2", "--seed", "7", "--name", "t", *executor, db=db)
     assert done.returncode == 0, done.stderr
@@ -107,24 +143,23 @@ def test_results_equal_the_local_executors_byte_for_byte(cluster: Cluster,
     _store(tmp_path / "local.db")
     _store(tmp_path / "dask.db")
     local = _tournament(tmp_path / "local.db", "--workers", "1")
-    on_dask = _tournament(tmp_path / "dask.db", "--executor", "dask", "--scheduler",
-                          cluster.url)
+    on_dask = _tournament(tmp_path / "dask.db", *cluster.executor)
     assert json.loads(local), "no results"
     assert on_dask == local
 
 
 def test_a_tampered_cached_bot_is_fetched_again(cluster: Cluster, tmp_path: Path) -> None:
     _store(tmp_path / "a.db")
-    _tournament(tmp_path / "a.db", "--executor", "dask", "--scheduler", cluster.url)
+    _tournament(tmp_path / "a.db", *cluster.executor)
     cached = list((cluster.root).glob("cache-w*/*/stop_me_bot.py"))
     assert cached, "no worker cached the bot"
     for path in cached:
         path.write_text("raise SystemExit('tampered')\n")
     _store(tmp_path / "b.db")
-    again = _tournament(tmp_path / "b.db", "--executor", "dask", "--scheduler", cluster.url)
+    again = _tournament(tmp_path / "b.db", *cluster.executor)
     assert "tampered" not in again
     assert all("tampered" not in p.read_text() for p in cached)
-    logs = "".join((cluster.root / f"{w}.log").read_text() for w in ("w1", "w2"))
+    logs = cluster.log("w1") + cluster.log("w2")
     assert "failed its hash check" in logs
 
 
@@ -133,3 +168,224 @@ def test_dask_without_a_scheduler_is_a_clear_error(tmp_path: Path) -> None:
                  env={"ARENA_DASK_SCHEDULER": ""})
     assert done.returncode == 2
     assert "--executor dask needs --scheduler" in done.stderr
+
+
+# ---------------------------------------------------------------- what fails (§3, §5)
+def _slow_store(db: Path, folder: Path, bots: int, delay: float = 0.01) -> list[str]:
+    """``bots`` bots that wait ``delay`` seconds a move; their names. The bot's file is
+    named for the test's folder, so that its processes can be found by command line."""
+    bot = folder / f"slow_{folder.name}.py"
+    bot.write_text(SLOW_BOT.format(delay=delay))
+    names = [f"slow{i}" for i in range(bots)]
+    for name in names:
+        done = arena("bot", "add", name, str(bot), db=db)
+        assert done.returncode == 0, done.stderr
+    return names
+
+
+def _organiser(db: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "arena", *args, "--db", str(db)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=environment(), start_new_session=True)
+
+
+def _each_game_once(db: Path, name: str) -> None:
+    """Every scheduled game of tournament ``name`` stored once, none void."""
+    store = Store(db, create=False)
+    try:
+        t = store.tournament(name)
+        games = sql(store, "SELECT idx, void FROM games WHERE tournament_id = ?", (t["id"],))
+        assert sorted(g["idx"] for g in games) == list(range(t["scheduled"]))
+        assert not any(g["void"] for g in games)
+        seats = sql(store, "SELECT COUNT(*) AS n FROM seats")[0]["n"]
+        assert seats == t["seats"] * t["scheduled"]
+    finally:
+        store.close()
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        try:
+            children = Path(f"/proc/{todo.pop()}/task").glob("*/children")
+            kids = [int(c) for f in children for c in f.read_text().split()]
+        except OSError:
+            continue
+        found += kids
+        todo += kids
+    return found
+
+
+def _playing(proc: subprocess.Popen[bytes], bot: str) -> bool:
+    """Whether the worker process ``proc`` has ``bot`` running (it is mid-match)."""
+    for pid in _descendants(proc.pid):
+        try:
+            if bot.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_a_match_lost_with_its_killed_worker_is_played_again_and_counted_once(
+        tmp_path: Path) -> None:
+    found = Cluster(tmp_path)
+    try:
+        db = tmp_path / "k.db"
+        names = _slow_store(db, tmp_path, 3)  # one match, on one of the two workers
+        organiser = _organiser(db, "tournament", "run", "stop-me", "--bots", ",".join(names),
+                               "--seats", "3", "--games-per-seating", "2", "--name", "k",
+                               *found.executor)
+        victim = None
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline and organiser.poll() is None:
+            victim = next((w for w in ("w1", "w2")
+                           if _playing(found.procs[w], f"slow_{tmp_path.name}")), None)
+            time.sleep(0.05)
+        assert victim is not None, "no worker was seen playing a match"
+        found.procs[victim].send_signal(signal.SIGKILL)
+        _, err = organiser.communicate(timeout=300)
+        assert organiser.returncode == 0, err
+        assert "failed" not in err.lower(), err
+        _each_game_once(db, "k")
+        # The dead worker's bots died with it (its seats' undertakers, issue 13 A10).
+        assert processes_mentioning(f"slow_{tmp_path.name}") == []
+    finally:
+        found.close()
+
+
+def test_the_organiser_killed_mid_tournament_resumes_every_game_once(
+        cluster: Cluster, tmp_path: Path) -> None:
+    db = tmp_path / "o.db"
+    names = _slow_store(db, tmp_path, 4, delay=0.0)  # four matches
+    organiser = _organiser(db, "tournament", "run", "stop-me", "--bots", ",".join(names),
+                           "--seats", "3", "--games-per-seating", "2", "--name", "o",
+                           *cluster.executor)
+    _wait_for(lambda: stored_games(db) > 0 or organiser.poll() is not None, "a game stored",
+              seconds=120)
+    os.killpg(organiser.pid, signal.SIGKILL)  # the organiser, as kill -9 of its group
+    organiser.wait()
+    store = Store(db, create=False)
+    scheduled = store.tournament("o")["scheduled"]
+    store.close()
+    assert stored_games(db) < scheduled, "the tournament ended before it was killed"
+    done = arena("tournament", "resume", "o", *cluster.executor, db=db)
+    assert done.returncode == 0, done.stderr
+    _each_game_once(db, "o")
+
+
+# ------------------------------------------------- no bubblewrap, and TLS (§1, §4, §5)
+CERTIFICATES = re.compile(r"### Certificates\n.*?```sh run\n(.*?)```", re.DOTALL)
+
+
+def _certificates(folder: Path) -> Path:
+    """A CA and a certificate it signs, made by docs/distributed.md's own commands."""
+    block = CERTIFICATES.search((ROOT / "docs" / "distributed.md").read_text())
+    assert block, "docs/distributed.md lost its Certificates block"
+    folder.mkdir()
+    subprocess.run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=folder,
+                   check=True, capture_output=True)
+    return folder
+
+
+def _path_without(folder: Path, program: str) -> str:
+    """A PATH with every program of this one but ``program``."""
+    folder.mkdir()
+    for directory in os.environ["PATH"].split(os.pathsep):
+        try:
+            entries = list(Path(directory).iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name != program and not (folder / entry.name).exists():
+                (folder / entry.name).symlink_to(entry)
+    assert shutil.which(program, path=str(folder)) is None
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def no_bwrap(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _path_without(tmp_path_factory.mktemp("nobwrap") / "bin", "bwrap")
+
+
+@pytest.fixture(scope="module")
+def secure(tmp_path_factory: pytest.TempPathFactory, no_bwrap: str) -> Iterator[Cluster]:
+    """A TLS cluster whose one worker has no bubblewrap, run with --sandbox none."""
+    root = tmp_path_factory.mktemp("secure")
+    found = Cluster(root, {"open": (("--sandbox", "none"), {"PATH": no_bwrap})},
+                    tls=_certificates(root / "tls"))
+    try:
+        yield found
+    finally:
+        found.close()
+
+
+def test_a_worker_without_bubblewrap_refuses_to_start_unless_told(no_bwrap: str) -> None:
+    done = arena("worker", "--scheduler", "tcp://127.0.0.1:9", env={"PATH": no_bwrap})
+    assert done.returncode != 0
+    assert "bwrap" in done.stderr and "--sandbox none" in done.stderr, done.stderr
+
+
+def test_over_tls_a_worker_without_the_sandbox_plays_unsandboxed_matches(
+        secure: Cluster, tmp_path: Path) -> None:
+    assert [(w["name"], w["sandbox"]) for w in secure.workers()] == [("open", False)]
+    _store(tmp_path / "local.db")
+    _store(tmp_path / "dask.db")
+    local = _tournament(tmp_path / "local.db", "--workers", "1", "--sandbox", "none")
+    on_dask = _tournament(tmp_path / "dask.db", "--sandbox", "none", *secure.executor)
+    assert json.loads(local), "no results"
+    assert on_dask == local
+
+
+def test_a_match_that_needs_the_sandbox_never_goes_to_a_worker_without_it(
+        secure: Cluster, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    _store(db)
+    organiser = _organiser(db, "tournament", "run", "stop-me", "--bots",
+                           "stopper,rando,builtin:random", "--name", "s", *secure.executor)
+    assert organiser.stderr is not None
+    try:
+        for line in organiser.stderr:
+            if "no Arena worker with the sandbox" in line:
+                break
+        else:
+            raise AssertionError("the organiser ended without saying why its matches wait")
+        # They wait at the scheduler: the worker is given none of them.
+        assert [w["in_flight"] for w in secure.workers()] == [[]]
+    finally:
+        os.killpg(organiser.pid, signal.SIGKILL)
+        organiser.wait()
+    assert stored_games(db) == 0
+
+
+def test_a_worker_without_the_sandbox_refuses_a_match_sent_to_it_directly(
+        secure: Cluster) -> None:
+    from arena.distributed import task
+    from arena.distributed.cluster import connect, security
+    from arena.distributed.worker import WorkerRefused
+    from arena.jobs import MatchJob
+
+    tls = dict(zip(("ca", "cert", "key"), secure.tls[1::2], strict=True))
+    client = connect(secure.url, security(tls["ca"], tls["cert"], tls["key"]), 10.0)
+    try:
+        job = MatchJob(0, "stop-me", ("builtin:random",) * 3,
+                       ({"idx": 0, "seed": 1, "deal_group": 0, "seating": [0, 1, 2]},),
+                       sandbox="required")
+        future = client.submit(task.play_match, job, (None,) * 3, {}, pure=False)
+        with pytest.raises(WorkerRefused, match="refuses a match that needs it"):
+            future.result(timeout=60)
+    finally:
+        client.close()
+
+
+def test_a_tls_cluster_refuses_a_client_without_its_certificate(secure: Cluster,
+                                                                  tmp_path: Path) -> None:
+    bare = arena("workers", "--scheduler", secure.url)
+    assert bare.returncode == 1
+    assert f"{secure.url!r} is a TLS address: give --tls-ca-file" in bare.stderr, bare.stderr
+    other = _certificates(tmp_path / "other")  # a certificate of another CA
+    foreign = arena("workers", "--scheduler", secure.url, "--tls-ca-file",
+                    str(other / "ca.pem"), "--tls-cert", str(other / "cert.pem"),
+                    "--tls-key", str(other / "key.pem"))
+    assert foreign.returncode == 1
+    assert f"cannot connect to the scheduler {secure.url!r}" in foreign.stderr, foreign.stderr

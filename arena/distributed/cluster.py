@@ -64,9 +64,14 @@ def connect(url: str, sec: Security | None = None, timeout_s: float = 10.0) -> C
 
     check_url(url)
     if url.startswith("tls://") and sec is None:
+        import dask.config
         from distributed import Security
 
-        sec = Security()  # Dask's configuration, which must then name the files
+        if not dask.config.get("distributed.comm.tls.ca-file", None):
+            # Else Dask fails obscurely ("TLS expects a ssl_context"), after 20 s.
+            raise ClusterError(f"{url!r} is a TLS address: give --tls-ca-file, --tls-cert "
+                               f"and --tls-key (or Dask's distributed.comm.tls settings)")
+        sec = Security()  # Dask's configuration, which names the files
     try:
         return Client(url, security=sec, timeout=timeout_s, set_as_default=False)
     except (OSError, TimeoutError, ValueError, TypeError) as err:

@@ -83,9 +83,14 @@ class DaskExecutor(Executor):
 
     def slots(self) -> int:
         """``MATCH`` slots of the workers connected now."""
+        return self.capacity()[0]
+
+    def capacity(self) -> tuple[int, int]:
+        """``MATCH`` and ``SANDBOX`` slots of the workers connected now."""
         info = self.client().scheduler_info(n_workers=-1)
-        return sum(int(w.get("resources", {}).get("MATCH", 0))
-                   for w in info.get("workers", {}).values())
+        resources = [w.get("resources", {}) for w in info.get("workers", {}).values()]
+        return (sum(int(r.get("MATCH", 0)) for r in resources),
+                sum(int(r.get("SANDBOX", 0)) for r in resources))
 
     def parallel(self) -> int:
         return max(1, self.slots())
@@ -143,7 +148,8 @@ class _Run:
         self.token = secrets.token_hex(3)
         self.bound = 2
         self.refreshed = -REFRESH_S
-        self.starved = False
+        self.starved = ""
+        """What the matches in flight wait for ("workers", "sandbox"), said once."""
 
     def refresh(self) -> None:
         """Follow the cluster's slots, at most once a second; say once when no worker
@@ -152,12 +158,19 @@ class _Run:
         if now - self.refreshed < REFRESH_S:
             return
         self.refreshed = now
-        slots = self.ex.slots()
+        slots, sandboxed = self.ex.capacity()
         self.bound = self.ex.in_flight or max(2, 2 * slots)
-        if not slots and self.flying and not self.starved:
-            log.warning("no Arena worker is connected to %s: %d matches wait for one",
-                        self.ex.scheduler, len(self.flying))
-        self.starved = not slots
+        boxed = sum(job.sandbox != "none" for job in self.flying.values())
+        starved = "workers" if not slots else "sandbox" if boxed and not sandboxed else ""
+        if starved and self.flying and starved != self.starved:
+            if starved == "workers":
+                log.warning("no Arena worker is connected to %s: %d matches wait for one",
+                            self.ex.scheduler, len(self.flying))
+            else:  # --sandbox none workers never take them (issue 17 §1): say so
+                log.warning("no Arena worker with the sandbox is connected to %s: %d "
+                            "matches need it and wait for one (a worker started with "
+                            "--sandbox none never takes them)", self.ex.scheduler, boxed)
+        self.starved = starved
 
     def fill(self) -> Iterator[Outcome]:
         """Draw and submit jobs while the bound allows, and not past a producer's None.
