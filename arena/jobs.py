@@ -15,7 +15,7 @@ record of an unknown schema version by name.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,7 +107,7 @@ Outcome = GamePlayed | MatchLogs | MatchFailed | MatchDone
 
 
 def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None
-             ) -> Iterator[Outcome]:
+             ) -> Generator[Outcome, None, None]:
     """Everything playing ``job`` yields: a failure is a :class:`MatchFailed`, never an
     exception (the other matches play on); :class:`MatchDone` always comes last."""
     try:

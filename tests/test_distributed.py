@@ -389,3 +389,28 @@ def test_a_tls_cluster_refuses_a_client_without_its_certificate(secure: Cluster,
                     "--tls-key", str(other / "key.pem"))
     assert foreign.returncode == 1
     assert f"cannot connect to the scheduler {secure.url!r}" in foreign.stderr, foreign.stderr
+
+
+def test_a_match_its_organiser_abandoned_stops_between_games(secure: Cluster) -> None:
+    """Dask cannot stop a running task: the match stops itself, not to hold a slot for a
+    result no one will read (its organiser gone, or Ctrl-C)."""
+    from arena.distributed import task
+    from arena.distributed.cluster import connect, security
+    from arena.jobs import MatchJob
+
+    tls = dict(zip(("ca", "cert", "key"), secure.tls[1::2], strict=True))
+    client = connect(secure.url, security(tls["ca"], tls["cert"], tls["key"]), 10.0)
+    try:
+        games = tuple({"idx": i, "seed": i, "deal_group": i, "seating": [0, 1, 2]}
+                      for i in range(5000))  # minutes of games
+        job = MatchJob(4242, "stop-me", ("builtin:random",) * 3, games, sandbox="none")
+        future = client.submit(task.play_match, job, (None,) * 3, {}, pure=False,
+                               resources={"MATCH": 1})
+        _wait_for(lambda: any(client.processing().values()), "the match to start")
+        time.sleep(1.0)
+        client.cancel([future], force=True)
+        _wait_for(lambda: "match 4242: abandoned by its organiser" in secure.log("open"),
+                  "the match to stop", seconds=60)
+        _wait_for(lambda: not any(client.processing().values()), "its slot to come back")
+    finally:
+        client.close()

@@ -8,6 +8,7 @@ only when a command asks for it, and its absence is one clear error.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -144,6 +145,10 @@ def worker(scheduler: str, slots: int, sandbox: str, cache: str | None, name: st
         plugin = ArenaPlugin(sandbox, cache)
     except (ClusterError, WorkerRefused) as err:
         raise click.ClickException(str(err)) from None
+    # A worker's log is its operator's record, as Dask's own INFO lines are: the bots it
+    # fetched and built, the matches it stopped.
+    arena_log = logging.getLogger("arena")
+    arena_log.setLevel(min(logging.INFO, logging.getLogger().getEffectiveLevel()))
     click.echo(f"arena worker: {slots} slots, sandbox {sandbox}, bots cached in "
                f"{plugin.cache_root}; scheduler {scheduler}", err=True)
     try:

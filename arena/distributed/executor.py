@@ -7,10 +7,13 @@ and a ``SANDBOX`` one unless the match runs with ``--sandbox none``; its result 
 match's outcomes as bytes, decoded here as the process executor's are.
 
 Bots travel by content hash (§2): each bot version the organiser plays is packed once
-(:func:`arena.distributed.bundles.pack`) and submitted as a task of its own under
-``arena-bot-HASH``, which the organiser holds while it runs; a worker fetches it only
-when its cache lacks that hash. Being a task, not scattered data, a bundle lost with
-its worker is made again by the scheduler.
+(:func:`arena.distributed.bundles.pack`) and scattered to every worker under
+``arena-bot-HASH``; a match depends on its bots' bundles, and a worker unpacks one only
+when its cache lacks that hash or the cached copy fails its check. On every worker,
+not on one: the scheduler sends a task only to workers that hold its dependencies, so
+a bundle on one worker would pin every match to it (found by bench/distributed.py). A
+worker that joins later is given every bundle, and the organiser keeps the bytes, so
+a bundle lost with every worker that held it is scattered again.
 
 Exactly once (§3): Dask may run a task twice, but its result reaches this client once
 per key, and every key is new (``pure=False``, a token per stream). The store keeps
@@ -23,7 +26,9 @@ failure, not a bot's.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import secrets
 import time
 from collections import deque
@@ -72,6 +77,10 @@ class DaskExecutor(Executor):
         self.timeout_s = timeout_s
         self._client: Client | None = None
         self._bundles: dict[str, Future[bytes]] = {}
+        self._data: dict[str, bytes] = {}
+        """Each bundle's bytes, by hash: to scatter again one the cluster lost."""
+        self._spread: frozenset[str] = frozenset()
+        """The workers every bundle was given to."""
         self._packed: dict[str, tuple[str, str] | BotSpecError] = {}
 
     # ----------------------------------------------------------- the cluster
@@ -85,12 +94,28 @@ class DaskExecutor(Executor):
         """``MATCH`` slots of the workers connected now."""
         return self.capacity()[0]
 
-    def capacity(self) -> tuple[int, int]:
-        """``MATCH`` and ``SANDBOX`` slots of the workers connected now."""
-        info = self.client().scheduler_info(n_workers=-1)
-        resources = [w.get("resources", {}) for w in info.get("workers", {}).values()]
+    def capacity(self) -> tuple[int, int, frozenset[str]]:
+        """``MATCH`` and ``SANDBOX`` slots of the workers connected now, and the workers."""
+        workers = self.client().scheduler_info(n_workers=-1).get("workers", {})
+        resources = [w.get("resources", {}) for w in workers.values()]
         return (sum(int(r.get("MATCH", 0)) for r in resources),
-                sum(int(r.get("SANDBOX", 0)) for r in resources))
+                sum(int(r.get("SANDBOX", 0)) for r in resources), frozenset(workers))
+
+    def spread(self, workers: frozenset[str]) -> None:
+        """Every bundle on every one of ``workers``: scattered again if the cluster lost
+        it, replicated to the workers that joined since the last call."""
+        for digest, future in list(self._bundles.items()):
+            if future.status != "finished":
+                log.warning("bot %s: its bundle was lost with its workers: sent again",
+                            digest[:12])
+                self._bundles[digest] = self._scatter(digest)
+        if self._bundles and workers - self._spread:
+            self.client().replicate(list(self._bundles.values()))
+        self._spread = workers
+
+    def _scatter(self, digest: str) -> Future[bytes]:
+        key = task.bundle_key(digest)
+        return self.client().scatter({key: self._data[digest]}, broadcast=True)[key]
 
     def parallel(self) -> int:
         return max(1, self.slots())
@@ -104,6 +129,7 @@ class DaskExecutor(Executor):
         """Release the bundles and disconnect."""
         if self._client is not None:
             self._bundles.clear()
+            self._data.clear()
             self._client.close()
             self._client = None
 
@@ -123,8 +149,8 @@ class DaskExecutor(Executor):
                 raise BotSpecError(f"bot {path!r} cannot be packed: {err}") from None
             self._packed[path] = packed = (digest, entry)
             if digest not in self._bundles:
-                self._bundles[digest] = self.client().submit(
-                    task.bundle, data, key=task.bundle_key(digest), pure=False)
+                self._data[digest] = data
+                self._bundles[digest] = self._scatter(digest)
         if isinstance(packed, BotSpecError):
             raise packed
         return packed
@@ -140,6 +166,8 @@ class _Run:
         self.ex = executor
         self.producer = Producer(jobs)
         self.flying: dict[Future[list[bytes]], MatchJob] = {}
+        self.ended: queue.SimpleQueue[Future[list[bytes]]] = queue.SimpleQueue()
+        """The futures that ended, as their callbacks put them."""
         self.keys: set[int] = set()
         self.order: deque[int] = deque()
         """The keys submitted, in order: outcomes are yielded in this order, so the store
@@ -152,20 +180,23 @@ class _Run:
         """What the matches in flight wait for ("workers", "sandbox"), said once."""
 
     def refresh(self) -> None:
-        """Follow the cluster's slots, at most once a second; say once when no worker
-        can take the matches waiting."""
+        """Follow the cluster's slots and workers, at most once a second; say once when
+        no worker can take the matches waiting."""
         now = time.monotonic()
         if now - self.refreshed < REFRESH_S:
             return
         self.refreshed = now
-        slots, sandboxed = self.ex.capacity()
-        self.bound = self.ex.in_flight or max(2, 2 * slots)
+        slots, sandboxed, workers = self.ex.capacity()
+        # No worker, no match drawn: a bundle cannot be scattered to no one.
+        self.bound = 0 if not slots else self.ex.in_flight or max(2, 2 * slots)
+        if workers:
+            self.ex.spread(workers)
         boxed = sum(job.sandbox != "none" for job in self.flying.values())
         starved = "workers" if not slots else "sandbox" if boxed and not sandboxed else ""
-        if starved and self.flying and starved != self.starved:
+        if starved and starved != self.starved and (self.flying or not self.producer.exhausted):
             if starved == "workers":
-                log.warning("no Arena worker is connected to %s: %d matches wait for one",
-                            self.ex.scheduler, len(self.flying))
+                log.warning("no Arena worker is connected to %s: the matches wait for one",
+                            self.ex.scheduler)
             else:  # --sandbox none workers never take them (issue 17 §1): say so
                 log.warning("no Arena worker with the sandbox is connected to %s: %d "
                             "matches need it and wait for one (a worker started with "
@@ -176,7 +207,10 @@ class _Run:
         """Draw and submit jobs while the bound allows, and not past a producer's None.
         A job whose bots cannot be packed fails at once, here."""
         self.refresh()
-        while len(self.keys) < self.bound:
+        # The bound is on matches not done; the ones done and waiting for an earlier one
+        # to be yielded (in order) are bounded apart, so that one slow match does not
+        # idle the cluster (found by bench/distributed.py).
+        while len(self.flying) < self.bound and len(self.keys) < 4 * self.bound:
             job = self.producer.take(self.keys)
             if job is None:
                 return
@@ -195,25 +229,31 @@ class _Run:
                 task.play_match, job, refs, needed, pure=False, resources=resources,
                 key=f"{MATCH_PREFIX}{safe_label(self.ex.label)}-{job.key}-{self.token}")
             self.flying[future] = job
+            # Told when it ends, in the client's thread: O(1) a match, where a wait on
+            # every future in flight costs O(in flight) each time (issue 17 §6).
+            future.add_done_callback(self.ended.put)
             self.keys.add(job.key)
             self.order.append(job.key)
 
-    def outcomes(self) -> Generator[Outcome, None, None]:
-        from distributed import wait
+    def wait(self) -> list[Future[list[bytes]]]:
+        """The futures in flight that have ended, waiting up to :data:`POLL_S` for one."""
+        try:
+            done = [self.ended.get(timeout=POLL_S)]
+        except queue.Empty:
+            return []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                done.append(self.ended.get_nowait())
+        return [f for f in done if f in self.flying]
 
+    def outcomes(self) -> Generator[Outcome, None, None]:
         try:
             yield from self.fill()
             while self.keys or not self.producer.exhausted:
                 if not self.keys:  # an idle producer (issue 16 §1): ask again soon
                     time.sleep(POLL_S)
                 else:
-                    try:
-                        with self.ex.client().as_current():
-                            done = wait(list(self.flying), timeout=POLL_S,
-                                        return_when="FIRST_COMPLETED").done
-                    except TimeoutError:
-                        done = set()
-                    for future in done:
+                    for future in self.wait():
                         job = self.flying.pop(future)
                         self.ready[job.key] = list(_settle(job, future))
                     while self.order and self.order[0] in self.ready:

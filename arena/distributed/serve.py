@@ -32,8 +32,13 @@ def serve(scheduler: str, slots: int, plugin: ArenaPlugin, name: str | None = No
 
 async def _serve(scheduler: str, slots: int, plugin: ArenaPlugin, name: str | None,
                  host: str, sec: Security | None) -> None:
+    import dask.config
     from distributed import Worker
 
+    # The statistical profiler samples every thread's stack each 10 ms: in a worker whose
+    # threads run referees it costs CPU the matches need, and no one reads it here
+    # (there is no dashboard); found by bench/distributed.py (issue 17 §6).
+    dask.config.set({"distributed.worker.profile.enabled": False})
     resources: dict[str, float] = {"MATCH": slots,
                                    **({"SANDBOX": slots} if plugin.sandboxed else {})}
     worker = Worker(scheduler, nthreads=slots, resources=resources, name=name, host=host,

@@ -20,12 +20,6 @@ def bundle_key(digest: str) -> str:
     return BUNDLE_PREFIX + digest
 
 
-def bundle(data: bytes) -> bytes:
-    """A bundle's task: its bytes. The scheduler keeps the task, so a bundle lost with
-    the worker that held it is made again, not lost (a scattered one would be)."""
-    return data
-
-
 def play_match(job: MatchJob, refs: Sequence[BotRef], bundles: Mapping[str, bytes]
                ) -> list[bytes]:
     """Play ``job`` on this worker; its outcomes as :func:`arena.jobs.encode_outcome`

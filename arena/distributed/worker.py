@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from referee.errors import RefereeError
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import cgroup_probe, probe
 
-from ..jobs import MatchDone, MatchFailed, MatchJob, encode_outcome, play_job
+from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, encode_outcome, play_job
 from .bundles import BotCache, check_ref
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,28 @@ def sandbox_problem() -> str | None:
     if cgroups.version is None:
         return f"no cgroups: {cgroups.reason}"
     return None
+
+
+def _still_wanted() -> Callable[[], bool]:
+    """For the task running in this thread: whether its result is still wanted (the
+    scheduler has not cancelled it, as when its client is gone). Always True outside a
+    task."""
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    key = getattr(thread_state, "key", None)
+    try:
+        worker = get_worker()
+    except ValueError:
+        return lambda: True
+
+    def wanted() -> bool:
+        if key is None:
+            return True
+        state = worker.state.tasks.get(key)
+        return state is not None and state.state not in ("cancelled", "released")
+
+    return wanted
 
 
 def default_cache() -> Path:
@@ -138,7 +161,21 @@ class ArenaPlugin(WorkerPlugin):
                     encode_outcome(MatchDone(job.key))]
         # The organiser keeps the logs: here they are only captured and sent back.
         local = replace(job, bots=bots, log_dir=None)
-        return [encode_outcome(o) for o in play_job(local, prebuilt)]
+        wanted = _still_wanted()
+        outcomes = []
+        with closing(play_job(local, prebuilt)) as stream:
+            for outcome in stream:
+                outcomes.append(encode_outcome(outcome))
+                if isinstance(outcome, GamePlayed) and not wanted():
+                    # Its organiser is gone (kill -9, Ctrl-C): Dask cannot stop a running
+                    # task, so the match stops itself between games, and its bots with
+                    # it, rather than hold the slot for a result no one will read.
+                    why = f"abandoned by its organiser, stopped after game {outcome.position}"
+                    log.info("match %d: %s", job.key, why)
+                    outcomes += [encode_outcome(MatchFailed(job.key, why)),
+                                 encode_outcome(MatchDone(job.key))]
+                    break
+        return outcomes
 
     def _resolve(self, job: MatchJob, refs: Sequence[BotRef], fetch: Callable[[str], bytes]
                  ) -> tuple[tuple[str, ...], dict[Path, BotProgram]]:
