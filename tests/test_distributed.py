@@ -61,7 +61,8 @@ class Cluster:
 
     def __init__(self, root: Path, workers: dict[str, tuple[tuple[str, ...],
                                                        dict[str, str] | None]] | None = None,
-                 tls: Path | None = None) -> None:
+                 tls: Path | None = None,
+                 scheduler_env: dict[str, str] | None = None) -> None:
         self.root = root
         port = _port()
         self.tls = (() if tls is None else
@@ -73,7 +74,8 @@ class Cluster:
             [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
              "--port", str(port), "--no-dashboard",
              *(("--protocol", "tls", *self.tls) if tls else ())],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, **(scheduler_env or {})})
         wanted = workers if workers is not None else {"w1": ((), None), "w2": ((), None)}
         for name, (options, env) in wanted.items():
             log = open(root / f"{name}.log", "wb")  # noqa: SIM115 - kept open by the worker
@@ -227,12 +229,16 @@ def _playing(proc: subprocess.Popen[bytes], bot: str) -> bool:
     return False
 
 
-def test_a_match_lost_with_its_killed_worker_is_played_again_and_counted_once(
-        tmp_path: Path) -> None:
-    found = Cluster(tmp_path)
+@pytest.mark.parametrize("allowed", [None, 0], ids=["replayed", "infrastructure-failure"])
+def test_a_match_lost_with_its_killed_worker(tmp_path: Path, allowed: int | None) -> None:
+    """By default the match is played again on the other worker, and counted once; on a
+    scheduler that allows no failure (as after too many deaths), it ends in KilledWorker
+    and its games are stored void, with the cause, no bot's fault."""
+    found = Cluster(tmp_path, scheduler_env=None if allowed is None else {
+        "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": str(allowed)})
     try:
         db = tmp_path / "k.db"
-        names = _slow_store(db, tmp_path, 3)  # one match, on one of the two workers
+        names = _slow_store(db, tmp_path, 3)  # 3 matches of 2 games (seatings rotated)
         organiser = _organiser(db, "tournament", "run", "stop-me", "--bots", ",".join(names),
                                "--seats", "3", "--games-per-seating", "2", "--name", "k",
                                *found.executor)
@@ -245,11 +251,46 @@ def test_a_match_lost_with_its_killed_worker_is_played_again_and_counted_once(
         assert victim is not None, "no worker was seen playing a match"
         found.procs[victim].send_signal(signal.SIGKILL)
         _, err = organiser.communicate(timeout=300)
-        assert organiser.returncode == 0, err
-        assert "failed" not in err.lower(), err
-        _each_game_once(db, "k")
         # The dead worker's bots died with it (its seats' undertakers, issue 13 A10).
         assert processes_mentioning(f"slow_{tmp_path.name}") == []
+        if allowed is None:
+            assert organiser.returncode == 0, err
+            assert "failed" not in err.lower(), err
+            _each_game_once(db, "k")
+            return
+        assert "infrastructure failure" in err, err
+        store = Store(db, create=False)
+        try:
+            games = sql(store, "SELECT void, error FROM games")
+            seats = sql(store, "SELECT status FROM seats")
+        finally:
+            store.close()
+        void = [g for g in games if g["void"]]
+        assert len(games) == 6 and len(void) == 2, games  # the lost match's, and only it
+        assert all("infrastructure failure" in g["error"] for g in void), games
+        assert {s["status"] for s in seats} == {"ok"}  # no bot's fault
+    finally:
+        found.close()
+
+
+def test_a_plain_dask_worker_with_the_arena_plugin_plays_the_same(tmp_path: Path) -> None:
+    found = Cluster(tmp_path, workers={})
+    try:
+        found.procs["plain"] = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", found.url, "--name", "plain",
+             "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
+             "--preload", "arena.distributed.preload", "--arena-cache",
+             str(tmp_path / "cache-plain")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+            env=environment({"DASK_DISTRIBUTED__WORKER__DAEMON": "False"}))
+        _wait_for(lambda: len(found.workers()) == 1, "the plain worker")
+        [plain] = found.workers()
+        assert (plain["name"], plain["slots"], plain["sandbox"]) == ("plain", 1, True)
+        _store(tmp_path / "local.db")
+        _store(tmp_path / "dask.db")
+        local = _tournament(tmp_path / "local.db", "--workers", "1")
+        assert _tournament(tmp_path / "dask.db", *found.executor) == local
+        assert list((tmp_path / "cache-plain").glob("*/stop_me_bot.py")), "not cached"
     finally:
         found.close()
 
