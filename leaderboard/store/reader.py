@@ -17,6 +17,7 @@ from .base import demo_hint
 from .errors import StoreError
 from .reads_accounts import AccountReads
 from .reads_bots import BotReads
+from .reads_compare import CompareReads
 from .reads_games import GameReads
 from .reads_ladders import LadderReads
 from .reads_pages import PageReads
@@ -29,7 +30,7 @@ READ_BUSY_TIMEOUT_S = 2.0
 
 
 class StoreReader(BotReads, GameReads, RatingReads, PageReads, AccountReads,
-                  SubmissionReads, LadderReads):
+                  SubmissionReads, LadderReads, CompareReads):
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:

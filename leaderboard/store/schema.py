@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import StoreError
 
 APPLICATION = "arena"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -166,6 +166,18 @@ MIGRATIONS: dict[int, str] = {
         PRIMARY KEY (game, from_match_no));
     DROP INDEX seats_by_bot;
     CREATE INDEX seats_by_bot ON seats (bot_id, game_id);
+    """,
+    7: """
+    CREATE TABLE comparisons (
+        id INTEGER PRIMARY KEY, game TEXT NOT NULL, new TEXT NOT NULL, base TEXT NOT NULL,
+        bots TEXT NOT NULL, seats INTEGER NOT NULL, seed INTEGER NOT NULL,
+        options TEXT NOT NULL, settings TEXT NOT NULL, test TEXT NOT NULL,
+        created_at TEXT NOT NULL, finished_at TEXT, verdict TEXT, summary TEXT);
+    CREATE TABLE comparison_games (
+        comparison_id INTEGER NOT NULL REFERENCES comparisons(id), grp INTEGER NOT NULL,
+        rotation INTEGER NOT NULL, score REAL, void INTEGER NOT NULL, error TEXT,
+        stored_at TEXT NOT NULL,
+        PRIMARY KEY (comparison_id, grp, rotation));
     """,
 }
 

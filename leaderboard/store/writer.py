@@ -23,6 +23,7 @@ from .reader import StoreReader
 from .rows import RatingRow, StoredResult
 from .schema import SCHEMA_VERSION, check, migrate_to
 from .writes_accounts import AccountWrites
+from .writes_compare import CompareWrites
 from .writes_ladders import LadderWrites
 from .writes_submissions import SubmissionWrites
 
@@ -30,7 +31,7 @@ BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 
 
-class Store(AccountWrites, SubmissionWrites, LadderWrites, StoreReader):
+class Store(AccountWrites, SubmissionWrites, LadderWrites, CompareWrites, StoreReader):
     """An open Arena database, for reading and writing; created and migrated on open."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
