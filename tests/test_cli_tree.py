@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 READS = {"games", "bot check", "bot list", "bot show", "bot logs", "tournament list",
          "tournament show", "leaderboard", "results", "replay", "author list",
          "author show", "ladder status", "ladder show", "ladder list",
-         "workers"}
+         "workers", "compare list", "compare show"}
 """The commands that read and print: each has ``--json`` (the developers' rule).
 ``bot check`` reads a bot; ``leaderboard`` also has the writing ``leaderboard rebuild``."""
 OTHERS = {"play", "bot add", "bot remove", "tournament run", "tournament resume", "demo",
           "serve", "export-html", "author add", "author disable", "author enable",
           "author token-reset", "submit", "ladder run", "ladder stop", "ladder pause",
-          "ladder resume", "ladder finals", "worker"}
+          "ladder resume", "ladder finals", "worker", "compare run", "compare resume"}
 """The commands that run games, write the store or serve: ``play`` has ``--json`` too."""
 
 

@@ -28,7 +28,7 @@ import click
 
 from arena import __version__, interrupts
 
-from . import author, bot, cluster, games, ladder, results, submit, tournament, web
+from . import author, bot, cluster, compare, games, ladder, results, submit, tournament, web
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,7 +48,8 @@ def main(verbose: int) -> None:
 for command in (games.games, games.play, bot.bot, tournament.tournament_group,
                 tournament.demo_command, results.leaderboard, results.results,
                 results.replay, web.serve, web.export, author.author, submit.submit,
-                ladder.ladder_group, cluster.worker, cluster.workers_command):
+                ladder.ladder_group, cluster.worker, cluster.workers_command,
+                compare.compare_group):
     main.add_command(command)
 
 __all__ = ["main"]
