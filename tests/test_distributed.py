@@ -153,7 +153,7 @@ def test_results_equal_the_local_executors_byte_for_byte(cluster: Cluster,
 def test_a_tampered_cached_bot_is_fetched_again(cluster: Cluster, tmp_path: Path) -> None:
     _store(tmp_path / "a.db")
     _tournament(tmp_path / "a.db", *cluster.executor)
-    cached = list((cluster.root).glob("cache-w*/*/stop_me_bot.py"))
+    cached = list((cluster.root).glob("cache-w*/*/*/stop_me_bot.py"))
     assert cached, "no worker cached the bot"
     for path in cached:
         path.write_text("raise SystemExit('tampered')\n")
@@ -290,7 +290,7 @@ def test_a_plain_dask_worker_with_the_arena_plugin_plays_the_same(tmp_path: Path
         _store(tmp_path / "dask.db")
         local = _tournament(tmp_path / "local.db", "--workers", "1")
         assert _tournament(tmp_path / "dask.db", *found.executor) == local
-        assert list((tmp_path / "cache-plain").glob("*/stop_me_bot.py")), "not cached"
+        assert list((tmp_path / "cache-plain").glob("*/*/stop_me_bot.py")), "not cached"
     finally:
         found.close()
 

@@ -24,7 +24,7 @@ import tarfile
 import tempfile
 import threading
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from referee.botfiles import DEFAULT_LIMITS, BotFileLimits, content_hash
 from referee.errors import BotSpecError
@@ -60,6 +60,28 @@ def pack(path: Path) -> tuple[str, str, bytes]:
     return digest, entry, buffer.getvalue()
 
 
+def _check_member(m: tarfile.TarInfo, entry: str, digest: str) -> None:
+    """BundleError for a name with ``..`` or a symlink whose target is absolute or leads
+    out of ``entry``, checked here by hand: the ``data`` filter alone had holes before
+    the Python releases of June 2025 (CVE-2025-4517, -4138, -4330; found by review)."""
+    parts = PurePosixPath(m.name).parts
+    if ".." in parts or m.name.startswith("/"):
+        raise BundleError(f"bot {digest[:12]}: the member {m.name!r} leads out of its folder")
+    if m.issym():
+        target = PurePosixPath(m.linkname)
+        if len(parts) == 1:
+            raise BundleError(f"bot {digest[:12]}: its entry {m.name!r} is a symlink")
+        if target.is_absolute():
+            raise BundleError(f"bot {digest[:12]}: the symlink {m.name!r} points to the "
+                              f"absolute {m.linkname!r}")
+        depth = len(parts) - 1  # folders the link sits in, entry's own among them
+        for part in target.parts:
+            depth += -1 if part == ".." else 0 if part == "." else 1
+            if depth < 1:
+                raise BundleError(f"bot {digest[:12]}: the symlink {m.name!r} points "
+                                  f"out of {entry!r} ({m.linkname!r})")
+
+
 def unpack(data: bytes, digest: str, entry: str, dest: Path,
            limits: BotFileLimits = DEFAULT_LIMITS) -> Path:
     """Unpack ``data`` into the empty folder ``dest``; the path of its ``entry``.
@@ -84,6 +106,7 @@ def unpack(data: bytes, digest: str, entry: str, dest: Path,
                 if not (m.isfile() or m.isdir() or m.issym()):
                     raise BundleError(f"bot {digest[:12]}: the member {m.name!r} is "
                                       f"neither a file, a folder nor a symlink")
+                _check_member(m, entry, digest)
                 size += m.size
             if size > limits.total_mb << 20:
                 raise BundleError(f"bot {digest[:12]}: {size} bytes of files, over the cap "
@@ -102,7 +125,7 @@ def unpack(data: bytes, digest: str, entry: str, dest: Path,
 
 
 class BotCache:
-    """A worker's bots by content hash, in ``root/HASH/ENTRY``.
+    """A worker's bots by content hash and entry, in ``root/HASH/ENTRY/ENTRY``.
 
     :meth:`get` returns a cached bot only after its files hash to its name again (issue
     17 §2: a cached bot that fails its check is fetched again, never run); otherwise
@@ -120,16 +143,18 @@ class BotCache:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def _lock(self, digest: str) -> threading.Lock:
+    def _lock(self, digest: str, entry: str) -> threading.Lock:
         with self._guard:
-            return self._locks.setdefault(digest, threading.Lock())
+            return self._locks.setdefault(f"{digest}/{entry}", threading.Lock())
 
     def get(self, digest: str, entry: str, fetch: Callable[[], bytes]) -> Path:
         """The checked path of bot ``digest``'s ``entry``; ``fetch()`` gives its bundle
         when it is not cached, or its cached copy no longer matches its hash."""
         check_ref(digest, entry)
-        folder = self.root / digest
-        with self._lock(digest):
+        # By hash and entry: the hash is of the contents, not of the entry's own name, so
+        # alice_bot.py and bob_bot.py of the same bytes are one hash (found by review).
+        folder = self.root / digest / entry
+        with self._lock(digest, entry):
             path = folder / entry
             if folder.exists():
                 try:
@@ -143,6 +168,7 @@ class BotCache:
                 self.refetched += 1
             data = fetch()
             self.fetched += 1
+            folder.parent.mkdir(exist_ok=True)
             stage = Path(tempfile.mkdtemp(dir=self.root, prefix=".fetch-"))
             try:
                 unpack(data, digest, entry, stage)

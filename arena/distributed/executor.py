@@ -7,13 +7,14 @@ and a ``SANDBOX`` one unless the match runs with ``--sandbox none``; its result 
 match's outcomes as bytes, decoded here as the process executor's are.
 
 Bots travel by content hash (§2): each bot version the organiser plays is packed once
-(:func:`arena.distributed.bundles.pack`) and scattered to every worker under
-``arena-bot-HASH``; a match depends on its bots' bundles, and a worker unpacks one only
-when its cache lacks that hash or the cached copy fails its check. On every worker,
-not on one: the scheduler sends a task only to workers that hold its dependencies, so
-a bundle on one worker would pin every match to it (found by bench/distributed.py). A
-worker that joins later is given every bundle, and the organiser keeps the bytes, so
-a bundle lost with every worker that held it is scattered again.
+(:func:`arena.distributed.bundles.pack`) and scattered to the cluster under
+``arena-bot-HASH-ENTRY``. A match carries only its bots' (hash, entry); a worker whose
+cache lacks one, or whose cached copy fails its check, fetches it by key from inside
+the match (:func:`arena.distributed.task.fetch_bundle`). Not a dependency of the match:
+the scheduler sends a task only to workers that hold its dependencies, and its memory
+manager keeps one copy, so every match went to one worker (found by the bench and by
+review). The organiser keeps the bytes, and scatters a bundle again if the cluster
+loses it.
 
 Exactly once (§3): Dask may run a task twice, but its result reaches this client once
 per key, and every key is new (``pure=False``, a token per stream). The store keeps
@@ -48,11 +49,15 @@ from ..executors import POLL_S, Executor, Producer
 from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs, Outcome, decode_outcome
 from . import bundles, task
 from .cluster import MATCH_PREFIX, connect
+from .worker import STARTED, BotRef
 
 if TYPE_CHECKING:
     from distributed import Client, Future, Security
 
 log = logging.getLogger(__name__)
+
+RETRIES = 3
+"""How many times a match lost before it began is submitted again."""
 
 REFRESH_S = 1.0
 """How often the bound on matches in flight follows the cluster's slots (seconds)."""
@@ -76,11 +81,11 @@ class DaskExecutor(Executor):
         self.label = label
         self.timeout_s = timeout_s
         self._client: Client | None = None
-        self._bundles: dict[str, Future[bytes]] = {}
-        self._data: dict[str, bytes] = {}
-        """Each bundle's bytes, by hash: to scatter again one the cluster lost."""
-        self._spread: frozenset[str] = frozenset()
-        """The workers every bundle was given to."""
+        self.run = secrets.token_hex(4)
+        """This executor's own name for its bundles' datasets."""
+        self._bundles: dict[tuple[str, str], Future[bytes]] = {}
+        self._data: dict[tuple[str, str], bytes] = {}
+        """Each bundle's bytes, by (hash, entry): to scatter again one the cluster lost."""
         self._packed: dict[str, tuple[str, str] | BotSpecError] = {}
 
     # ----------------------------------------------------------- the cluster
@@ -101,21 +106,20 @@ class DaskExecutor(Executor):
         return (sum(int(r.get("MATCH", 0)) for r in resources),
                 sum(int(r.get("SANDBOX", 0)) for r in resources), frozenset(workers))
 
-    def spread(self, workers: frozenset[str]) -> None:
-        """Every bundle on every one of ``workers``: scattered again if the cluster lost
-        it, replicated to the workers that joined since the last call."""
-        for digest, future in list(self._bundles.items()):
+    def keep_bundles(self) -> None:
+        """Scatter again every bundle the cluster lost (its one holder died)."""
+        for ref, future in list(self._bundles.items()):
             if future.status != "finished":
-                log.warning("bot %s: its bundle was lost with its workers: sent again",
-                            digest[:12])
-                self._bundles[digest] = self._scatter(digest)
-        if self._bundles and workers - self._spread:
-            self.client().replicate(list(self._bundles.values()))
-        self._spread = workers
+                log.warning("bot %s: its bundle was lost with its worker: sent again",
+                            ref[0][:12])
+                self._bundles[ref] = self._scatter(ref)
 
-    def _scatter(self, digest: str) -> Future[bytes]:
-        key = task.bundle_key(digest)
-        return self.client().scatter({key: self._data[digest]}, broadcast=True)[key]
+    def _scatter(self, ref: tuple[str, str]) -> Future[bytes]:
+        key = task.bundle_key(*ref)
+        client = self.client()
+        future = client.scatter({key: self._data[ref]})[key]
+        client.publish_dataset(**{task.dataset(*ref, self.run): future}, override=True)
+        return future
 
     def parallel(self) -> int:
         return max(1, self.slots())
@@ -127,7 +131,11 @@ class DaskExecutor(Executor):
 
     def close(self) -> None:
         """Release the bundles and disconnect."""
+        self._packed.clear()
         if self._client is not None:
+            for ref in self._bundles:  # a killed organiser's stay until the scheduler ends
+                with contextlib.suppress(Exception):
+                    self._client.unpublish_dataset(task.dataset(*ref, self.run))
             self._bundles.clear()
             self._data.clear()
             self._client.close()
@@ -147,10 +155,12 @@ class DaskExecutor(Executor):
                 raise
             except OSError as err:
                 raise BotSpecError(f"bot {path!r} cannot be packed: {err}") from None
+            if (digest, entry) not in self._bundles:
+                self._data[(digest, entry)] = data
+                # Raises (TimeoutError, OSError) if no worker takes it: not kept, so the
+                # next call tries again (found by review).
+                self._bundles[(digest, entry)] = self._scatter((digest, entry))
             self._packed[path] = packed = (digest, entry)
-            if digest not in self._bundles:
-                self._data[digest] = data
-                self._bundles[digest] = self._scatter(digest)
         if isinstance(packed, BotSpecError):
             raise packed
         return packed
@@ -166,6 +176,11 @@ class _Run:
         self.ex = executor
         self.producer = Producer(jobs)
         self.flying: dict[Future[list[bytes]], MatchJob] = {}
+        self.held: deque[MatchJob] = deque()
+        """Jobs drawn whose bots could not be sent yet (no worker took them)."""
+        self.refs: dict[int, tuple[BotRef, ...]] = {}
+        self.tries: dict[int, int] = {}
+        """Each job's resubmissions after a loss before it began."""
         self.ended: queue.SimpleQueue[Future[list[bytes]]] = queue.SimpleQueue()
         """The futures that ended, as their callbacks put them."""
         self.keys: set[int] = set()
@@ -186,11 +201,11 @@ class _Run:
         if now - self.refreshed < REFRESH_S:
             return
         self.refreshed = now
-        slots, sandboxed, workers = self.ex.capacity()
+        slots, sandboxed, _ = self.ex.capacity()
         # No worker, no match drawn: a bundle cannot be scattered to no one.
         self.bound = 0 if not slots else self.ex.in_flight or max(2, 2 * slots)
-        if workers:
-            self.ex.spread(workers)
+        if slots:
+            self.ex.keep_bundles()
         boxed = sum(job.sandbox != "none" for job in self.flying.values())
         starved = "workers" if not slots else "sandbox" if boxed and not sandboxed else ""
         if starved and starved != self.starved and (self.flying or not self.producer.exhausted):
@@ -211,7 +226,7 @@ class _Run:
         # to be yielded (in order) are bounded apart, so that one slow match does not
         # idle the cluster (found by bench/distributed.py).
         while len(self.flying) < self.bound and len(self.keys) < 4 * self.bound:
-            job = self.producer.take(self.keys)
+            job = self.held.popleft() if self.held else self.producer.take(self.keys)
             if job is None:
                 return
             try:
@@ -220,20 +235,49 @@ class _Run:
                 yield MatchFailed(job.key, f"{type(err).__name__}: {err}")
                 yield MatchDone(job.key)
                 continue
-            resources = {"MATCH": 1, **({"SANDBOX": 1} if job.sandbox != "none" else {})}
-            # The bundles are the task's dependencies: Dask moves each to a worker that
-            # lacks it (a task of their own, waited for inside a match, would wait for
-            # a slot the match itself holds).
-            needed = {r[0]: self.ex._bundles[r[0]] for r in refs if r is not None}
-            future = self.ex.client().submit(
-                task.play_match, job, refs, needed, pure=False, resources=resources,
-                key=f"{MATCH_PREFIX}{safe_label(self.ex.label)}-{job.key}-{self.token}")
-            self.flying[future] = job
-            # Told when it ends, in the client's thread: O(1) a match, where a wait on
-            # every future in flight costs O(in flight) each time (issue 17 §6).
-            future.add_done_callback(self.ended.put)
+            except (OSError, TimeoutError, ValueError) as err:
+                # The workers left between the count and the scatter: kept for later.
+                log.warning("match %d waits: its bots could not be sent (%s)", job.key, err)
+                self.held.appendleft(job)
+                self.bound = 0
+                return
+            self.submit(job, refs)
             self.keys.add(job.key)
             self.order.append(job.key)
+
+    def submit(self, job: MatchJob, refs: tuple[BotRef, ...]) -> None:
+        """One match as a task; its key new each time (a retry is a new task)."""
+        resources = {"MATCH": 1, **({"SANDBOX": 1} if job.sandbox != "none" else {})}
+        tries = self.tries.get(job.key, 0)
+        future = self.ex.client().submit(
+            task.play_match, job, refs, self.ex.run, resources=resources,
+            key=f"{MATCH_PREFIX}{safe_label(self.ex.label)}-{job.key}-{self.token}-{tries}")
+        self.flying[future] = job
+        self.refs[job.key] = refs
+        # Told when it ends, in the client's thread: O(1) a match, where a wait on
+        # every future in flight costs O(in flight) each time (issue 17 §6).
+        future.add_done_callback(self.ended.put)
+
+    def retried(self, job: MatchJob, future: Future[list[bytes]]) -> bool:
+        """Submit ``job`` again if Dask gave it up (KilledWorker) though it never began
+        playing: it only waited on workers that died (found by review)."""
+        from distributed import KilledWorker
+
+        if future.status != "error" or self.tries.get(job.key, 0) >= RETRIES:
+            return False
+        try:
+            error = future.exception()  # ended: at once (timeout=0 times out at once)
+        except Exception:  # noqa: BLE001 - no exception to ask for
+            return False
+        if not isinstance(error, KilledWorker):
+            return False
+        events = self.ex.client().get_events(STARTED)
+        if any(e.get("key") == future.key for _, e in events if isinstance(e, dict)):
+            return False
+        self.tries[job.key] = self.tries.get(job.key, 0) + 1
+        log.warning("match %d: lost with a worker before it began: submitted again", job.key)
+        self.submit(job, self.refs[job.key])
+        return True
 
     def wait(self) -> list[Future[list[bytes]]]:
         """The futures in flight that have ended, waiting up to :data:`POLL_S` for one."""
@@ -249,13 +293,14 @@ class _Run:
     def outcomes(self) -> Generator[Outcome, None, None]:
         try:
             yield from self.fill()
-            while self.keys or not self.producer.exhausted:
+            while self.keys or self.held or not self.producer.exhausted:
                 if not self.keys:  # an idle producer (issue 16 §1): ask again soon
                     time.sleep(POLL_S)
                 else:
                     for future in self.wait():
                         job = self.flying.pop(future)
-                        self.ready[job.key] = list(_settle(job, future))
+                        if not self.retried(job, future):
+                            self.ready[job.key] = list(_settle(job, future))
                     while self.order and self.order[0] in self.ready:
                         key = self.order.popleft()
                         self.keys.discard(key)
@@ -305,6 +350,7 @@ def _decoded(job: MatchJob, data: Any) -> Iterator[Outcome]:
         yield MatchFailed(job.key, f"a worker's result is not a list of outcomes: "
                                    f"{type(data).__name__}")
         return
+    seen: set[int] = set()
     for item in data:
         try:
             outcome = decode_outcome(item)
@@ -314,17 +360,23 @@ def _decoded(job: MatchJob, data: Any) -> Iterator[Outcome]:
         if outcome.key != job.key:
             yield MatchFailed(job.key, f"a worker's outcome is of match {outcome.key}")
             return
+        if isinstance(outcome, MatchFailed):
+            seen.update(range(len(job.games)))  # said why the rest is missing
         if isinstance(outcome, MatchDone):
-            return
+            break
         if isinstance(outcome, GamePlayed):
             if not 0 <= outcome.position < len(job.games):
                 yield MatchFailed(job.key, f"a worker's game {outcome.position} is not "
                                            f"one of the match's {len(job.games)}")
                 return
+            seen.add(outcome.position)
             outcome = GamePlayed(job.key, outcome.position, _named(outcome.record, job))
         elif isinstance(outcome, MatchLogs) and job.log_dir:
             _write_logs(job, outcome)
         yield outcome
+    if len(seen) < len(job.games):  # a worker's bug, or a lie: never silent
+        yield MatchFailed(job.key, f"a worker's result has {len(seen)} of the match's "
+                                   f"{len(job.games)} games")
 
 
 def _named(record: GameRecord, job: MatchJob) -> GameRecord:

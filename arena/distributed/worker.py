@@ -66,6 +66,25 @@ def sandbox_problem() -> str | None:
     return None
 
 
+STARTED = "arena-match-started"
+"""The event topic a worker logs each match task it begins under: the organiser tells a
+match lost while it ran from one lost while it only waited on a dead worker."""
+
+
+def _started() -> None:
+    """Log that the task running in this thread began playing (outside a task: nothing)."""
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    key = getattr(thread_state, "key", None)
+    try:
+        worker = get_worker()
+    except ValueError:
+        return
+    if key is not None:
+        worker.log_event(STARTED, {"key": key, "worker": worker.address})
+
+
 def _still_wanted() -> Callable[[], bool]:
     """For the task running in this thread: whether its result is still wanted (the
     scheduler has not cancelled it, as when its client is gone). Always True outside a
@@ -144,16 +163,17 @@ class ArenaPlugin(WorkerPlugin):
 
     # ------------------------------------------------------------------ a match
     def play(self, job: MatchJob, refs: Sequence[BotRef],
-             fetch: Callable[[str], bytes]) -> list[bytes]:
+             fetch: Callable[[str, str], bytes]) -> list[bytes]:
         """Play ``job``, whose program seats are given by ``refs``; its outcomes' bytes.
 
-        ``fetch(hash)`` gives a bot's bundle when it is not cached. Raises WorkerRefused
+        ``fetch(hash, entry)`` gives a bot's bundle when it is not cached. Raises WorkerRefused
         if the match needs the sandbox and this worker has none."""
         if job.sandbox != "none" and not self.sandboxed:
             raise WorkerRefused(f"worker {self.address} runs without the sandbox "
                                 f"(--sandbox none) and refuses a match that needs it "
                                 f"(sandbox {job.sandbox})")
         assert self.cache is not None, "the plugin was not set up"
+        _started()
         try:
             bots, prebuilt = self._resolve(job, refs, fetch)
         except RefereeError as err:  # a bad bundle, a failed build: the match fails
@@ -177,7 +197,7 @@ class ArenaPlugin(WorkerPlugin):
                     break
         return outcomes
 
-    def _resolve(self, job: MatchJob, refs: Sequence[BotRef], fetch: Callable[[str], bytes]
+    def _resolve(self, job: MatchJob, refs: Sequence[BotRef], fetch: Callable[[str, str], bytes]
                  ) -> tuple[tuple[str, ...], dict[Path, BotProgram]]:
         assert self.cache is not None
         bots, prebuilt = [], {}
@@ -187,7 +207,7 @@ class ArenaPlugin(WorkerPlugin):
                 continue
             digest, entry = ref
             check_ref(digest, entry)
-            path = self.cache.get(digest, entry, functools.partial(fetch, digest)).resolve()
+            path = self.cache.get(digest, entry, functools.partial(fetch, digest, entry)).resolve()
             bots.append(str(path))
             program = load_program(str(path))
             if program.build:
