@@ -303,3 +303,29 @@ def test_duplicate_deals_need_fewer_games() -> None:
         print(f"true Elo {truth}: games independent {means[0]:.1f}, duplicate {means[1]:.1f}")
         assert means[1] < 0.75 * means[0]
         assert max(rates) <= 0.05 + _three_sigma(0.05, runs)
+
+
+@pytest.mark.slow
+def test_error_rates_of_a_normalized_test() -> None:
+    """The same at the bounds of a normalized 0/120 nElo test (500 tests each; slow, as
+    the t-value MLE iterates). The true nElo of independent games with 20% draws at
+    logistic Elo ``e`` is ``(s − ½)/σ · 800/ln 10`` with ``s = L(e)`` and
+    ``σ² = P(W) + P(D)/4 − s²`` one game's variance; the Elo giving each bound is found
+    by bisection, nElo rising with Elo."""
+    def nelo(elo: float) -> float:
+        _, d, w = simulate.trinomial(elo, 0.2)
+        s = w + d / 2
+        return (s - 0.5) / math.sqrt(w + d / 4 - s * s) * 800 / math.log(10)
+
+    def elo_of(target: float) -> float:
+        lo, hi = -300.0, 300.0
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if nelo(mid) < target else (lo, mid)
+        return lo
+
+    runs, test = 500, Sprt(0.0, 120.0, model="normalized", max_games=100_000)
+    for bound, wrong, seed in ((0.0, "H1", 31), (120.0, "H0", 32)):
+        rng, draw = random.Random(seed), independent_pair(elo_of(bound), 0.2)
+        ends = [run_test(test, draw, 2, rng) for _ in range(runs)]
+        assert sum(v == wrong for v, _ in ends) / runs <= 0.05 + _three_sigma(0.05, runs)

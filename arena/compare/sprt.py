@@ -46,18 +46,19 @@ Verdict = Literal["H0", "H1", "continue", "inconclusive"]
 """H0 or H1 accepted, keep playing, or the cap reached with neither accepted."""
 
 
-def _secular(phis: Sequence[float], probs: Sequence[float]) -> float:
+def _secular(phis: Sequence[float], probs: Sequence[float], start: float = 0.0) -> float:
     """Solve ``Σ p_i φ_i / (1 + x φ_i) = 0`` for ``x`` in ``(−1/max φ, −1/min φ)``
     (fishtest's ``secular``, which uses scipy's brentq; here a Newton iteration kept
     inside a shrinking bracket, the standard library being the only dependency).
 
     The left side falls strictly from +∞ to −∞ across the interval, so the root is
-    unique; it exists when some φ_i are negative and some positive."""
+    unique; it exists when some φ_i are negative and some positive. ``start`` is a
+    first guess (a previous root), used if it lies inside the interval."""
     lo, hi = -1.0 / max(phis), -1.0 / min(phis)
     if not lo < 0.0 < hi:
         raise ValueError("no MLE: the hypothesis lies outside the possible scores")
     weighted = [(a, p * a) for a, p in zip(phis, probs, strict=True)]
-    x = 0.0
+    x = start if lo < start < hi else 0.0
     for _ in range(200):
         f = df = 0.0
         for a, pa in weighted:
@@ -96,11 +97,12 @@ def mle_t_value(values: Sequence[float], probs: Sequence[float], ref: float,
     closest to ``probs``, by the fixed-point iteration of the normalized-Elo paper's
     section 4.1, started at the uniform distribution."""
     mle = [1.0 / len(values)] * len(values)
+    x = 0.0
     for _ in range(100):  # fishtest stops after 10 rounds; this converges in fewer
         mu, var = mean_variance(values, mle)
         sigma = math.sqrt(var)
         phis = [a - ref - t * sigma * (1.0 + ((mu - a) / sigma) ** 2) / 2.0 for a in values]
-        x = _secular(phis, probs)
+        x = _secular(phis, probs, x)  # the last round's root is a close first guess
         new = [p / (1.0 + x * f) for f, p in zip(phis, probs, strict=True)]
         done = max(abs(a - b) for a, b in zip(new, mle, strict=True)) < 1e-12
         mle = new
@@ -195,11 +197,14 @@ class Sprt:
         return llr, self.verdict(llr, scores.games)
 
 
-def summary(scores: GroupScores, test: Sprt) -> str:
+def summary(scores: GroupScores, test: Sprt, llr: float | None = None) -> str:
     """The live line, like fastchess's report (issue 18 §2): games, W/D/L, the
     pentanomial for game pairs (the groups otherwise), Elo ± 95%, nElo ± 95%, LOS, and
-    the LLR with its bounds and the test's Elo bounds."""
+    the LLR with its bounds and the test's Elo bounds. ``llr``, if the caller has it
+    already from :meth:`Sprt.decide`, saves computing it again."""
     e = estimate(scores)
+    if llr is None:
+        llr = test.llr(scores)
     parts = [f"Games: {scores.games}", f"W/D/L: {scores.wins}/{scores.draws}/{scores.losses}"]
     if scores.pentanomial is not None:
         parts.append("Ptnml(0-2): [" + ", ".join(map(str, scores.pentanomial)) + "]")
@@ -208,6 +213,6 @@ def summary(scores: GroupScores, test: Sprt) -> str:
     kind = "nElo" if test.model == "normalized" else "Elo"
     parts += [f"Elo: {e.elo:.2f} +/- {e.elo95:.2f}", f"nElo: {e.nelo:.2f} +/- {e.nelo95:.2f}",
               f"LOS: {100.0 * e.los:.2f} %",
-              (f"LLR: {test.llr(scores):.2f} ({test.lower:.2f}, {test.upper:.2f})"
+              (f"LLR: {llr:.2f} ({test.lower:.2f}, {test.upper:.2f})"
                f" [{test.elo0:.2f}, {test.elo1:.2f}] {kind}")]
     return ", ".join(parts)
