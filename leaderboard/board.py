@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .confidence import with_confidence
 from .ratings import Environment, Rating
 from .store import Order, Store, StoreError, StoreReader
 from .store.rows import LeaderboardRow, RatingRow, StoredResult
@@ -180,20 +181,23 @@ def _compute(store: StoreReader, game: str, order: str, ratings: Ratings,
 
 
 def standings(store: StoreReader, game: str) -> list[dict[str, Any]]:
-    """The leaderboard of ``game``, best first by the conservative rating mu - 3 sigma."""
+    """The leaderboard of ``game``, best first by the conservative rating mu - 3 sigma,
+    each row with its 95% interval and whether its place over the next is significant
+    (:func:`~leaderboard.confidence.with_confidence`, issue 18 §4)."""
     if store.leaderboard(game) is None:
         known = store.boards()
         raise StoreError(f"no leaderboard for {game!r} yet" + (
             f"; leaderboards: {', '.join(known)}" if known else "; run a tournament first"))
-    return [asdict(row) | {"rank": rank}
-            for rank, row in enumerate(store.standings(game), 1)]
+    return with_confidence([asdict(row) | {"rank": rank}
+                            for rank, row in enumerate(store.standings(game), 1)])
 
 
 def tournament_standings(store: Store, game: str, tournament_id: int) -> list[dict[str, Any]]:
     """The standings of one tournament alone: its rated games, in canonical order, rated
     from scratch in ``game``'s environment, every entrant listed (0 games if it played
-    none), best first by mu - 3 sigma. Computed, never stored: the leaderboard of the
-    game, over every tournament, stays the one :func:`update` keeps."""
+    none), best first by mu - 3 sigma, with the confidence fields of :func:`standings`.
+    Computed, never stored: the leaderboard of the game, over every tournament, stays
+    the one :func:`update` keeps."""
     env = environment(store, game)
     with store.snapshot():
         done = rate(store.result_stream(game, order=Order.CANONICAL,
@@ -211,4 +215,4 @@ def tournament_standings(store: Store, game: str, tournament_id: int) -> list[di
     rows.sort(key=lambda r: (-r["conservative"], r["bot"], r["version"]))
     for rank, row in enumerate(rows, 1):
         row["rank"] = rank
-    return rows
+    return with_confidence(rows)

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .confidence import chance
+
 
 def console() -> Console:
     """A console; off a terminal a fixed width keeps output stable.
@@ -39,15 +41,32 @@ def table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[st
 
 
 LEADERBOARD_COLUMNS = [("rank", "#"), ("bot", "bot"), ("version", "v"), ("mu", "mu"),
-                       ("sigma", "sigma"), ("conservative", "mu-3σ"), ("games", "games"),
+                       ("sigma", "sigma"), ("interval", "95% interval"),
+                       ("conservative", "mu-3σ"), ("sure", "P>next"), ("games", "games"),
                        ("wins", "wins"), ("mean_rank", "avg rank"), ("faults", "faults")]
 LEADERBOARD_FORMATS = {"mu": ".2f", "sigma": ".2f", "conservative": ".2f", "mean_rank": ".2f"}
+UNSURE = "≈"
+"""The mark of a row whose place above the next is not yet significant (issue 18 §4)."""
+LEGEND = (f"95% interval: mu ± 1.96 sigma. P>next: the chance that a bot's skill is above "
+          f"the next row's;\n{UNSURE}: below 95%, so their order is not yet significant.")
+
+
+def sure_cell(row: dict[str, Any]) -> str:
+    """The P>next cell: the probability that the row is ahead of the next one, marked
+    :data:`UNSURE` when below 95% (issue 18 §4); blank on the last row."""
+    p = row.get("ahead_of_next")
+    if p is None:
+        return ""
+    return chance(p) if row["significant"] else f"{UNSURE} {chance(p)}"
 
 
 def print_leaderboard(game: str, rows: Sequence[dict[str, Any]], env: dict[str, float],
                       title: str = "Leaderboard") -> None:
     """The leaderboard of one game (or a tournament's standings), with its TrueSkill
-    environment."""
+    environment and the legend of its confidence columns."""
+    shown = [r | {"interval": f"{r['low']:.1f} .. {r['high']:.1f}", "sure": sure_cell(r)}
+             for r in rows]
     out = console()
-    out.print(table(f"{title}: {game}", rows, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS))
+    out.print(table(f"{title}: {game}", shown, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS))
+    out.print(LEGEND)
     out.print("TrueSkill: " + ", ".join(f"{k}={v:g}" for k, v in env.items()))

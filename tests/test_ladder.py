@@ -35,8 +35,9 @@ from .helpers import RANDOM_BOT, Invoke, sql, sql_one
 BASELINES = "builtin:random,builtin:heuristic"
 SNAPSHOT_KEYS = {"name", "game", "state", "seat_counts", "duplicate", "games", "failures",
                  "heartbeat_at", "finals", "standings", "in_flight", "queue", "recent"}
-STANDING_KEYS = {"rank", "bot", "version", "author", "mu", "sigma", "low", "high", "games",
-                 "games_last_hour", "last_fault", "paused"}
+STANDING_KEYS = {"rank", "bot", "version", "author", "mu", "sigma", "low", "high",
+                 "ahead_of_next", "significant", "games", "games_last_hour", "last_fault",
+                 "paused"}
 
 
 def direct_ratings(store: Store, game: str) -> dict[int, tuple[float, float]]:

@@ -33,6 +33,7 @@ import pytest
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
 from arena.web import make_server
+from leaderboard.confidence import chance
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
@@ -576,6 +577,15 @@ def shot(driver: Any, name: str) -> None:
         driver.save_screenshot(str(Path(docs) / f"{name}.png"))
 
 
+def sure_text(row: dict[str, Any]) -> str:
+    """The text of a leaderboard row's P > next cell (issue 18 §4): blank on the last row,
+    the chance, and before it the ≈ mark and its screen-reader words when not significant."""
+    if row["ahead_of_next"] is None:
+        return ""
+    return (chance(row["ahead_of_next"]) if row["significant"]
+            else f"≈not significant: {chance(row['ahead_of_next'])}")
+
+
 def visit(driver: Any, url: str, status: int = 200) -> str:
     driver.get(url)
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"
@@ -594,8 +604,9 @@ def test_pages_in_the_browser(browser: Any, base: str, db: Path) -> None:
     rows = json.loads(arena("leaderboard", "stop-me", "--json", "--db", str(db)).stdout)
     shown = browser.execute_script(
         "return [...document.querySelectorAll('#leaderboard tbody tr')].map("
-        "r => [r.cells[1].textContent, +r.cells[2].textContent, r.cells[5].textContent])")
-    assert shown == [[r["bot"], r["version"], f"{r['conservative']:.2f}"]
+        "r => [r.cells[1].textContent, +r.cells[2].textContent, r.cells[6].textContent, "
+        "r.cells[7].textContent])")
+    assert shown == [[r["bot"], r["version"], f"{r['conservative']:.2f}", sure_text(r)]
                      for r in rows["leaderboard"]]
     shot(browser, "leaderboard")
     visit(browser, base + "head-to-head/stop-me.html")
@@ -801,11 +812,12 @@ def test_a_leaderboard_on_a_phone_shows_rank_bot_and_rating(browser: Any, base: 
             "const w = window.innerWidth;"
             "return [...document.querySelectorAll('#leaderboard tbody tr')].map(r => {"
             " const on = [...r.cells].filter(c => getComputedStyle(c).display !== 'none');"
-            " return [on.length, ...[0, 1, 5].map(i => { const b ="
+            " return [on.length, ...[0, 1, 6, 7].map(i => { const b ="
             "  r.cells[i].getBoundingClientRect(); return b.width > 0 && b.left >= 0 &&"
             "  b.right <= w; }), r.cells[0].textContent, r.cells[1].textContent,"
-            " r.cells[5].textContent]; })")
-        assert shown == [[3, True, True, True, str(i), r["bot"], f"{r['conservative']:.2f}"]
+            " r.cells[6].textContent, r.cells[7].textContent]; })")
+        assert shown == [[4, True, True, True, True, str(i), r["bot"],
+                          f"{r['conservative']:.2f}", sure_text(r)]
                          for i, r in enumerate(rows["leaderboard"], 1)]
         shot(browser, "phone-leaderboard")
     finally:

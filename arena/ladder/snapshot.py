@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from leaderboard.confidence import with_confidence
 from leaderboard.store import StoreReader
 from leaderboard.store.rows_ladders import LadderRow
 
@@ -22,8 +23,6 @@ STALE_S = 30.0
 """A heartbeat older than this: the runner is gone (killed, or its machine is)."""
 RECENT = 20
 """The recent games a snapshot lists."""
-Z95 = 1.96
-"""The 95% interval of a rating: mu +- 1.96 sigma (the standings' confidence column)."""
 
 
 def running(ladder: LadderRow, now: datetime | None = None) -> bool:
@@ -74,13 +73,15 @@ def snapshot(store: StoreReader, name: str) -> dict[str, Any]:
 
 def standings(now: Roster) -> list[dict[str, Any]]:
     """The roster best first, by the conservative rating mu - 3 sigma (as every
-    leaderboard of Arena ranks), with the 95% interval and each version's state."""
+    leaderboard of Arena ranks), with each version's state and the confidence fields
+    every leaderboard has: the 95% interval ``low``..``high``, ``ahead_of_next`` and
+    ``significant`` (:func:`~leaderboard.confidence.with_confidence`, issue 18 §4)."""
     rows = sorted(now.entries, key=lambda e: (-(e.mu - 3 * e.sigma), e.name, e.version))
-    return [{"rank": rank, "bot": e.name, "version": e.version, "author": e.author,
-             "mu": e.mu, "sigma": e.sigma, "low": e.mu - Z95 * e.sigma,
-             "high": e.mu + Z95 * e.sigma, "games": e.games,
-             "games_last_hour": e.games_last_hour, "last_fault": e.last_fault,
-             "paused": e.paused} for rank, e in enumerate(rows, 1)]
+    return with_confidence([
+        {"rank": rank, "bot": e.name, "version": e.version, "author": e.author,
+         "mu": e.mu, "sigma": e.sigma, "games": e.games,
+         "games_last_hour": e.games_last_hour, "last_fault": e.last_fault,
+         "paused": e.paused} for rank, e in enumerate(rows, 1)])
 
 
 def busy(now: Roster) -> set[int]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from arena.accounts import bot_owner
 from leaderboard import board
+from leaderboard.confidence import interval, version_steps
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.chart import Series, line_chart
 from leaderboard.web.data import (
@@ -105,8 +106,13 @@ def pair_page(store: StoreReader, game: str, key: str) -> str:
 
 
 def _ratings(store: StoreReader, name: str, ids: list[int]) -> list[dict[str, Any]]:
-    """Per game: the bot's versions' ratings and places, and the chart of their history."""
+    """Per game: the bot's versions' ratings (with their 95% intervals) and places, the
+    rating change from each rated version to the next with its interval (``steps``:
+    :func:`~leaderboard.confidence.version_steps`, issue 18 §4), and the chart of
+    their history."""
     ratings = as_dicts(store.bot_ratings(ids))
+    for r in ratings:
+        r["low"], r["high"] = interval(r["mu"], r["sigma"])
     out = []
     for game in sorted({r["game"] for r in ratings}):
         mine = [r for r in ratings if r["game"] == game]
@@ -121,9 +127,9 @@ def _ratings(store: StoreReader, name: str, ids: list[int]) -> list[dict[str, An
                 [f"game {p['game_id']}: rank {p['rank']}, mu {p['mu']:.2f}, "
                  f"sigma {p['sigma']:.2f}" for p in points],
                 [p["mu"] - 3 * p["sigma"] for p in points]))
-        out.append({"game": game, "rows": mine, "chart": line_chart(
-            series, title=f"Rating of {name} in {game}", x_label=f"rated games of {game}",
-            y_label="mu")})
+        chart = line_chart(series, title=f"Rating of {name} in {game}",
+                           x_label=f"rated games of {game}", y_label="mu")
+        out.append({"game": game, "rows": mine, "steps": version_steps(mine), "chart": chart})
     return out
 
 

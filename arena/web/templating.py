@@ -23,6 +23,7 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from leaderboard.confidence import chance
 from leaderboard.web.paths import page_path
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -103,6 +104,7 @@ def environment() -> Environment:
     env.globals.update(href=href, page_href=page_href, static_href=static_href,
                        static_hash=static_hash, integrity=integrity)
     env.filters["num"] = num
+    env.filters["chance"] = chance  # P(ahead), as the terminal shows it (issue 18 §4)
     return env
 
 
