@@ -150,6 +150,20 @@ def test_results_equal_the_local_executors_byte_for_byte(cluster: Cluster,
     assert on_dask == local
 
 
+def test_a_comparison_on_the_cluster_reaches_the_local_figures(cluster: Cluster,
+                                                               tmp_path: Path) -> None:
+    bot = tmp_path / "first_legal.py"
+    bot.write_text(SLOW_BOT.format(delay=0))
+    args = ("compare", str(bot), "builtin:heuristic", "--game", "stop-me", "--max-games",
+            "16", "--batch", "2", "--seed", "5", "--json")
+    local = arena(*args, "--workers", "1", db=tmp_path / "local.db")
+    on_dask = arena(*args, *cluster.executor, db=tmp_path / "dask.db")
+    assert local.returncode == 0 and on_dask.returncode == 0, local.stderr + on_dask.stderr
+    keys = ("verdict", "games", "scores", "llr")
+    mine, theirs = json.loads(on_dask.stdout), json.loads(local.stdout)
+    assert {k: mine[k] for k in keys} == {k: theirs[k] for k in keys}
+
+
 def test_a_tampered_cached_bot_is_fetched_again(cluster: Cluster, tmp_path: Path) -> None:
     _store(tmp_path / "a.db")
     _tournament(tmp_path / "a.db", *cluster.executor)
