@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click_default_group import DefaultGroup
 
 from arena import tournament
 from arena.compare import runner
@@ -25,17 +26,9 @@ from .options import SQLITE_ID, clock_options, db_option, json_option, limits_fr
 PROBABILITY = click.FloatRange(0.0, 1.0, min_open=True, max_open=True)
 
 
-class _CompareGroup(click.Group):
-    """``arena compare NEW BASE ...`` is ``arena compare run NEW BASE ...``: the command
-    an author types most has the shortest form."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
-            args = ["run", *args]
-        return super().parse_args(ctx, args)
-
-
-@click.group("compare", cls=_CompareGroup)
+# `arena compare NEW BASE ...` is `arena compare run NEW BASE ...`: the command an
+# author types most has the shortest form (click-default-group, sqlite-utils' own).
+@click.group("compare", cls=DefaultGroup, default="run")
 def compare_group() -> None:
     """Is NEW better than BASE? `arena compare NEW BASE --game GAME` plays them on
     duplicate deals until a sequential probability ratio test decides (fishtest's
