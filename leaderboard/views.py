@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -23,13 +23,16 @@ def console() -> Console:
 
 
 def table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]],
-          formats: dict[str, str] | None = None) -> Table:
-    """A rich table of ``rows``: ``columns`` are (key, heading); numbers right-aligned."""
+          formats: dict[str, str] | None = None, whole: Collection[str] = ()) -> Table:
+    """A rich table of ``rows``: ``columns`` are (key, heading); numbers right-aligned.
+    The columns of ``whole`` are never wrapped nor cut while others can give way: a
+    bot's name shown as ``builtin:heuris…`` once the leaderboard grew its confidence
+    columns (issue 18 §4)."""
     formats = formats or {}
     out = Table(title=title)
     for key, heading in columns:
         numeric = any(isinstance(r.get(key), (int, float)) for r in rows)
-        out.add_column(heading, justify="right" if numeric else "left")
+        out.add_column(heading, justify="right" if numeric else "left", no_wrap=key in whole)
     for row in rows:
         cells = []
         for key, _ in columns:
@@ -41,14 +44,19 @@ def table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[st
 
 
 LEADERBOARD_COLUMNS = [("rank", "#"), ("bot", "bot"), ("version", "v"), ("mu", "mu"),
-                       ("sigma", "sigma"), ("interval", "95% interval"),
+                       ("sigma", "sigma"), ("interval", "95%"),
                        ("conservative", "mu-3σ"), ("sure", "P>next"), ("games", "games"),
                        ("wins", "wins"), ("mean_rank", "avg rank"), ("faults", "faults")]
 LEADERBOARD_FORMATS = {"mu": ".2f", "sigma": ".2f", "conservative": ".2f", "mean_rank": ".2f"}
 UNSURE = "≈"
 """The mark of a row whose place above the next is not yet significant (issue 18 §4)."""
-LEGEND = (f"95% interval: mu ± 1.96 sigma. P>next: the chance that a bot's skill is above "
+LEGEND = (f"95%: the interval mu ± 1.96 sigma. P>next: the chance that a bot's skill is above "
           f"the next row's;\n{UNSURE}: below 95%, so their order is not yet significant.")
+
+
+def interval_cell(row: dict[str, Any]) -> str:
+    """The 95% interval cell, compact (``22.1..26.9``) so that the table stays narrow."""
+    return f"{row['low']:.1f}..{row['high']:.1f}"
 
 
 def sure_cell(row: dict[str, Any]) -> str:
@@ -64,9 +72,9 @@ def print_leaderboard(game: str, rows: Sequence[dict[str, Any]], env: dict[str, 
                       title: str = "Leaderboard") -> None:
     """The leaderboard of one game (or a tournament's standings), with its TrueSkill
     environment and the legend of its confidence columns."""
-    shown = [r | {"interval": f"{r['low']:.1f} .. {r['high']:.1f}", "sure": sure_cell(r)}
-             for r in rows]
+    shown = [r | {"interval": interval_cell(r), "sure": sure_cell(r)} for r in rows]
     out = console()
-    out.print(table(f"{title}: {game}", shown, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS))
+    out.print(table(f"{title}: {game}", shown, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS,
+                    whole=("bot",)))
     out.print(LEGEND)
     out.print("TrueSkill: " + ", ".join(f"{k}={v:g}" for k, v in env.items()))

@@ -170,13 +170,13 @@ def test_the_terminal_marks_and_explains(cli: Invoke, db: Path) -> None:
     def lines(game: str) -> list[str]:
         out = cli("leaderboard", game, "--db", str(db))
         assert out.exit_code == 0, out.stderr
-        assert "P>next" in out.stdout and "95% interval" in out.stdout
+        assert "P>next" in out.stdout and "95%: the interval mu ± 1.96 sigma." in out.stdout
         assert "≈: below 95%, so their order is not yet significant." in out.stdout
         return re.findall(r"│ +\d+ │ \w+ .*", out.stdout)
 
     close, apart = lines(CLOSE), lines(APART)
     assert len(close) == 6 and len(apart) == 3
-    assert "38.0 .. 42.0" in apart[0] and ">99%" in apart[0] and ">99%" in apart[1]
+    assert "38.0..42.0" in apart[0] and ">99%" in apart[0] and ">99%" in apart[1]
     assert "≈" not in "".join(apart)
     assert all("≈" in line for line in close[:-1]) and "≈" not in close[-1]
     assert "≈ 53%" in close[1]  # x over y: Phi(0.3 / sqrt 18) = 0.528

@@ -283,7 +283,7 @@ def ladder_show(name: str, db_path: Path, as_json: bool) -> None:
     if info["finals"]:
         out.print(f"finals: {info['finals']['games_per_bot']} games per bot from match "
                   f"{info['finals']['from_match']} ({info['finals']['started_at']})")
-    rows = [r | {"interval": f"{r['low']:.1f} .. {r['high']:.1f}", "sure": views.sure_cell(r),
+    rows = [r | {"interval": views.interval_cell(r), "sure": views.sure_cell(r),
                  "fault": (f"{r['last_fault']['kind']} (game {r['last_fault']['game_id']})"
                            if r["last_fault"] else ""),
                  "why": r["paused"]["reason"] if r["paused"] else ""}
@@ -292,7 +292,7 @@ def ladder_show(name: str, db_path: Path, as_json: bool) -> None:
         ("rank", "#"), ("bot", "bot"), ("version", "v"), ("author", "author"),
         ("mu", "mu"), ("sigma", "sigma"), ("interval", "95%"), ("sure", "P>next"),
         ("games", "games"), ("games_last_hour", "last hour"), ("fault", "last fault"),
-        ("why", "paused")], {"mu": ".2f", "sigma": ".2f"}))
+        ("why", "paused")], {"mu": ".2f", "sigma": ".2f"}, whole=("bot",)))
     if rows:
         out.print(views.LEGEND)
     for r in info["standings"]:
