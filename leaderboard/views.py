@@ -43,8 +43,11 @@ def table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[tuple[st
     return out
 
 
+# No sigma column in the terminal: the interval is mu ± 1.96 sigma, and with both the
+# demo's table was too wide for 110 columns and cut the interval ("17.3..…"); --json
+# keeps sigma.
 LEADERBOARD_COLUMNS = [("rank", "#"), ("bot", "bot"), ("version", "v"), ("mu", "mu"),
-                       ("sigma", "sigma"), ("interval", "95%"),
+                       ("interval", "95%"),
                        ("conservative", "mu-3σ"), ("sure", "P>next"), ("games", "games"),
                        ("wins", "wins"), ("mean_rank", "avg rank"), ("faults", "faults")]
 LEADERBOARD_FORMATS = {"mu": ".2f", "sigma": ".2f", "conservative": ".2f", "mean_rank": ".2f"}
@@ -75,6 +78,6 @@ def print_leaderboard(game: str, rows: Sequence[dict[str, Any]], env: dict[str, 
     shown = [r | {"interval": interval_cell(r), "sure": sure_cell(r)} for r in rows]
     out = console()
     out.print(table(f"{title}: {game}", shown, LEADERBOARD_COLUMNS, LEADERBOARD_FORMATS,
-                    whole=("bot",)))
+                    whole=("bot", "interval")))
     out.print(LEGEND)
     out.print("TrueSkill: " + ", ".join(f"{k}={v:g}" for k, v in env.items()))
