@@ -71,8 +71,8 @@ STARTED = "arena-match-started"
 match lost while it ran from one lost while it only waited on a dead worker."""
 
 
-def _started() -> None:
-    """Log that the task running in this thread began playing (outside a task: nothing)."""
+def _task() -> tuple[Worker, str] | None:
+    """The worker and the key of the task running in this thread; None outside a task."""
     from distributed import get_worker
     from distributed.worker import thread_state
 
@@ -80,8 +80,15 @@ def _started() -> None:
     try:
         worker = get_worker()
     except ValueError:
-        return
-    if key is not None:
+        return None
+    return None if key is None else (worker, key)
+
+
+def _started() -> None:
+    """Log that the task running in this thread began playing (outside a task: nothing)."""
+    task = _task()
+    if task is not None:
+        worker, key = task
         worker.log_event(STARTED, {"key": key, "worker": worker.address})
 
 
@@ -89,18 +96,12 @@ def _still_wanted() -> Callable[[], bool]:
     """For the task running in this thread: whether its result is still wanted (the
     scheduler has not cancelled it, as when its client is gone). Always True outside a
     task."""
-    from distributed import get_worker
-    from distributed.worker import thread_state
-
-    key = getattr(thread_state, "key", None)
-    try:
-        worker = get_worker()
-    except ValueError:
+    task = _task()
+    if task is None:
         return lambda: True
+    worker, key = task
 
     def wanted() -> bool:
-        if key is None:
-            return True
         state = worker.state.tasks.get(key)
         return state is not None and state.state not in ("cancelled", "released")
 
