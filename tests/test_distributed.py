@@ -309,6 +309,44 @@ def test_a_plain_dask_worker_with_the_arena_plugin_plays_the_same(tmp_path: Path
         found.close()
 
 
+REPORTED = re.compile(r"^  (w[12]) tcp://127\.0\.0\.1:[0-9]+ \(1 slot, sandbox\): "
+                      r"match ([0-9]+)$", re.MULTILINE)
+
+
+def test_the_organiser_reports_each_workers_matches_in_flight(cluster: Cluster,
+                                                              tmp_path: Path) -> None:
+    """Issue 17 §1: which workers are connected and each one's matches in flight, in the
+    organiser's output as the run goes, and in ``arena workers --json``."""
+    db = tmp_path / "r.db"
+    names = _slow_store(db, tmp_path, 3, delay=0.05)  # a few matches of a few seconds
+    organiser = _organiser(db, "tournament", "run", "stop-me", "--bots", ",".join(names),
+                           "--seats", "3", "--games-per-seating", "1", "--name", "seen",
+                           "--progress-every", "0.3", *cluster.executor)
+    flying: list[dict] = []
+
+    def busy() -> bool:
+        flying[:] = [f for w in cluster.workers() for f in w["in_flight"]]
+        return bool(flying) or organiser.poll() is not None
+
+    try:
+        _wait_for(busy, "a match in flight", seconds=120)
+        assert {f["run"] for f in flying} == {"seen"}, flying
+        _, err = organiser.communicate(timeout=300)
+    finally:
+        if organiser.poll() is None:
+            os.killpg(organiser.pid, signal.SIGKILL)
+    assert organiser.returncode == 0, err
+    assert f"on the Dask cluster of {cluster.url}:\n2 workers connected, 0 of 2 match " \
+           f"slots busy\n" in err, err
+    seen = {(name, int(match)) for name, match in REPORTED.findall(err)}
+    assert {name for name, _ in seen} == {"w1", "w2"}, err  # each worker, while it played
+    store = Store(db, create=False)
+    scheduled = store.tournament("seen")["scheduled"]  # at least one game a match
+    store.close()
+    assert all(0 <= m < scheduled for m in {f["match"] for f in flying} | {m for _, m in seen})
+    _each_game_once(db, "seen")
+
+
 def test_the_organiser_killed_mid_tournament_resumes_every_game_once(
         cluster: Cluster, tmp_path: Path) -> None:
     db = tmp_path / "o.db"
@@ -469,3 +507,19 @@ def test_a_match_its_organiser_abandoned_stops_between_games(secure: Cluster) ->
         _wait_for(lambda: not any(client.processing().values()), "its slot to come back")
     finally:
         client.close()
+
+
+def test_the_report_names_at_most_twenty_workers_each_on_one_printable_line() -> None:
+    from arena.distributed.cluster import WorkerStatus, report
+
+    found = [WorkerStatus(f"tcp://10.0.0.{i}:1", f"w{i}", 2, i % 2 == 0,
+                          [{"run": "t", "match": i}, {"run": "t", "match": i + 100}][:i % 3]
+                          + [{"run": "other", "match": 1}] * (i == 1))
+             for i in range(25)]
+    found[0].name = "evil\n\x1b[2Jname"
+    lines = report(found, "t")
+    assert lines[0] == "25 workers connected, 25 of 50 match slots busy"
+    assert lines[1] == "  evil\\n\\x1b[2Jname tcp://10.0.0.0:1 (2 slots, sandbox): idle"
+    assert lines[2] == "  w1 tcp://10.0.0.1:1 (2 slots, no sandbox): match 1, 1 of other runs"
+    assert lines[3] == "  w2 tcp://10.0.0.2:1 (2 slots, sandbox): matches 2, 102"
+    assert lines[21:] == ["  and 5 more (arena workers lists them all)"]

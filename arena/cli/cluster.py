@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from arena import executors
+from arena import executors, progress
 
 from .common import echo_json
 
@@ -77,10 +77,12 @@ LOCAL = ExecutorChoice()
 
 
 @contextmanager
-def executor(choice: ExecutorChoice, workers: int | None, label: str
-             ) -> Iterator[executors.Executor]:
+def executor(choice: ExecutorChoice, workers: int | None, label: str,
+             every: float = progress.EVERY_S) -> Iterator[executors.Executor]:
     """The executor ``choice`` names, connected, closed at the end; ClickException if it
-    cannot be made (no Dask, no scheduler, bad TLS files)."""
+    cannot be made (no Dask, no scheduler, bad TLS files). On a cluster, the workers
+    and what each plays are reported on stderr at the start and every ``every`` seconds
+    while that changes (issue 17 §1)."""
     if choice.kind == "local":
         yield executors.for_workers(workers)
         return
@@ -88,7 +90,7 @@ def executor(choice: ExecutorChoice, workers: int | None, label: str
         raise click.UsageError("--workers is for --executor local: a Dask cluster plays as "
                                "many matches as its workers have slots")
     try:
-        from arena.distributed.cluster import ClusterError, security
+        from arena.distributed.cluster import ClusterError, report, security, watching
         from arena.distributed.cluster import workers as connected
         from arena.distributed.executor import DaskExecutor
     except ImportError:
@@ -99,12 +101,12 @@ def executor(choice: ExecutorChoice, workers: int | None, label: str
         found = connected(ex.client())
     except ClusterError as err:
         raise click.ClickException(str(err)) from None
-    slots = sum(w.slots for w in found)
-    sandboxed = sum(w.slots for w in found if w.sandbox)
-    click.echo(f"on {choice.scheduler}: {len(found)} workers, {slots} match slots "
-               f"({sandboxed} with the sandbox)", err=True)
+    click.echo(f"on the Dask cluster of {choice.scheduler}:", err=True)
+    for line in report(found, ex.label):
+        click.echo(line, err=True)
     try:
-        yield ex
+        with watching(ex.client(), ex.label, lambda line: click.echo(line, err=True), every):
+            yield ex
     finally:
         ex.close()
 

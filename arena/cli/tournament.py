@@ -212,7 +212,7 @@ def _run(store: Store, name: str, workers: int | None, log_dir: str | None,
                 report(now.done, (f"leader {rows[0]['bot']}@{rows[0]['version']} "
                                   f"{rows[0]['conservative']:.1f}") if rows else "")
 
-            with executor(choice, workers, name) as chosen:
+            with executor(choice, workers, name, progress_every) as chosen:
                 result = tournament.run(store, name, chosen, log_dir, on_progress=show)
     except (KeyboardInterrupt, SystemExit) as stop:
         raise interrupted(stop, ["arena", "tournament", "resume", name]) from None

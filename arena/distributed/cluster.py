@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,10 +22,10 @@ if TYPE_CHECKING:
 ENV = "ARENA_DASK_SCHEDULER"
 """The environment variable that gives the scheduler, as ``--scheduler`` does."""
 MATCH_PREFIX = "arena-match-"
-"""Every match task's key starts so: ``arena-match-LABEL-MATCH-TOKEN``."""
+"""Every match task's key starts so: ``arena-match-LABEL-MATCH-TOKEN-TRY``."""
 
 _URL = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):([0-9]{1,5})")
-_KEY = re.compile(re.escape(MATCH_PREFIX) + r"(.*)-([0-9]+)-[0-9a-f]{6}")
+_KEY = re.compile(re.escape(MATCH_PREFIX) + r"(.*)-([0-9]+)-[0-9a-f]{6}-[0-9]+")
 
 
 class ClusterError(Exception):
@@ -112,3 +115,73 @@ def workers(client: Client) -> list[WorkerStatus]:
                                 bool(resources.get("SANDBOX", 0)),
                                 sorted(flying, key=lambda f: (f["run"], f["match"]))))
     return out
+
+
+SHOWN = 20
+"""At most this many workers are listed in a line of a run's cluster report; ``arena
+workers`` lists them all."""
+
+
+def report(found: Sequence[WorkerStatus], label: str) -> list[str]:
+    """What the workers in ``found`` are doing, in lines: a heading, then one line per
+    worker (at most :data:`SHOWN`) with the matches of run ``label`` it plays now, and
+    how many of other runs. Names are the operators' text: made printable here."""
+    slots = sum(w.slots for w in found)
+    busy = sum(len(w.in_flight) for w in found)
+    heading = (f"{_plural(len(found), 'worker')} connected, {busy} of "
+               f"{_plural(slots, 'match slot')} busy")
+    lines = [heading]
+    for w in found[:SHOWN]:
+        ours = [f["match"] for f in w.in_flight if f["run"] == label]
+        others = len(w.in_flight) - len(ours)
+        doing = ", ".join([*([("matches " if len(ours) > 1 else "match ")
+                              + ", ".join(map(str, ours))] if ours else []),
+                           *([f"{others} of other runs"] if others else [])]) or "idle"
+        sandbox = "sandbox" if w.sandbox else "no sandbox"
+        lines.append(f"  {_line(w.name)} {_line(w.address)} ({_plural(w.slots, 'slot')}, "
+                     f"{sandbox}): {doing}")
+    if len(found) > SHOWN:
+        lines.append(f"  and {len(found) - SHOWN} more (arena workers lists them all)")
+    return lines
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _line(text: str) -> str:
+    """``text`` printable and on one line (a name is its operator's text)."""
+    from referee.text import printable
+
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+@contextmanager
+def watching(client: Client, label: str, echo: Callable[[str], None],
+             every: float) -> Iterator[None]:
+    """While the block runs: every ``every`` seconds, if what the cluster's workers do has
+    changed, ``echo`` :func:`report` of them (issue 17 §1: the organiser says which
+    workers are connected and each one's matches in flight), from a thread, so that a
+    long match does not silence it. A scheduler that does not answer is said once,
+    never raised: the run itself notices a lost cluster."""
+    stop = threading.Event()
+
+    def tick() -> None:
+        last: list[str] = []
+        while not stop.wait(every):
+            try:
+                now = report(workers(client), label)
+            except Exception as err:  # noqa: BLE001 - a report must never end a run
+                now = [f"the scheduler did not answer: {type(err).__name__}: {err}"]
+            if now != last:
+                for line in now:
+                    echo(line)
+                last = now
+
+    thread = threading.Thread(target=tick, daemon=True, name="arena-cluster-report")
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
