@@ -35,10 +35,17 @@ async def _serve(scheduler: str, slots: int, plugin: ArenaPlugin, name: str | No
     import dask.config
     from distributed import Worker
 
-    # The statistical profiler samples every thread's stack each 10 ms: in a worker whose
-    # threads run referees it costs CPU the matches need, and no one reads it here
-    # (there is no dashboard); found by bench/distributed.py (issue 17 §6).
-    dask.config.set({"distributed.worker.profile.enabled": False})
+    # A worker's own housekeeping wakes its event loop often: a stack sample of every
+    # thread each 10 ms (the statistical profiler, which no one reads here: there is no
+    # dashboard), a tick each 20 ms (which only warns of a loop blocked for 3 s), a
+    # system monitor each 0.5 s and a memory monitor each 0.1 s. Each wake-up takes the
+    # GIL from the referees that play in this process, and the bots wait on them; so the
+    # profiler is off and the rest slowed, found by bench/distributed.py (issue 17 §6).
+    # Heartbeats and task messages, what the scheduler needs, are left as they are.
+    dask.config.set({"distributed.worker.profile.enabled": False,
+                     "distributed.admin.tick.interval": "500ms",
+                     "distributed.admin.system-monitor.interval": "2s",
+                     "distributed.worker.memory.monitor-interval": "1s"})
     resources: dict[str, float] = {"MATCH": slots,
                                    **({"SANDBOX": slots} if plugin.sandboxed else {})}
     worker = Worker(scheduler, nthreads=slots, resources=resources, name=name, host=host,
