@@ -5,21 +5,29 @@ Issue 17 §6. Two parts, printed with their goals:
 **1. Dask's cost.** The same tournament as ``bench/tournament_throughput.py`` builds it:
 ``--bots`` copies of ``bots/random_bot.py``, ``--game`` (dagens-brott), 3 seats,
 duplicate deals, round robin, ``--games-per-seating`` games per seating (one match per
-seating, 12 matches for 4 bots), the default sandbox. It is played twice, with the
-same seed: on the local executor with 2 workers (``arena.executors.for_workers(2)``),
-then on Dask, with a real scheduler (``python -m distributed.cli.dask_scheduler``) and
-two single-slot ``python -m arena worker`` processes on loopback, each with its own
-bot cache. Printed: games per hour of each, and Dask's cost, ``1 - dask / local``
-(goal: at most 5%).
+seating, 12 matches for 4 bots), the default sandbox. It is played ``--pairs`` times
+(3) on each executor, with the same seed: on the local executor with 2 workers
+(``arena.executors.for_workers(2)``), and on Dask, with a real scheduler (``python -m
+distributed.cli.dask_scheduler``) and two single-slot ``python -m arena worker``
+processes on loopback, each with its own, empty bot cache. The runs are interleaved in
+pairs, the order alternating (local then Dask, Dask then local), because this machine's
+speed drifts from run to run by more than the goal: the figure is the median of the
+pairs' costs, as hyperfine's is of its runs. Printed: each pair's games per hour and
+cost, ``1 - dask / local``, then the medians (goal: at most 5%). Beside it, a figure
+the drift does not move: the CPU seconds Dask itself takes in each Dask run (its
+scheduler process, and each worker's event loop, the main thread that serves Dask's
+messages while the worker's other thread plays), as a share of the machine's busy CPU
+seconds in the run (read from ``/proc``); on two saturated cores it is what Dask takes
+from the matches.
 
-What is timed is ``tournament.run`` alone, for each executor. The cluster is started
-(and the Dask executor connected, and the two workers seen) before the clock starts,
-and after the local run so that an idle cluster does not slow it: a cluster is started
-once and serves many tournaments. Everything a tournament run does on a cluster is
-counted: packing the bots, each worker's first fetch of each bot (by content hash)
-and the check of its cache, every match's round trips through the scheduler, and the
-organiser's store writes and ratings, as on the local executor. The default (30 games
-per seating, 360 games) takes about a minute per executor on two free cores.
+What is timed is ``tournament.run`` alone, for each executor. Each Dask run has its own
+cluster, started (and the Dask executor connected, and the two workers seen) before the
+clock starts and stopped after it, so that no idle cluster slows a local run.
+Everything a tournament run does on a cluster is counted: packing the bots, each
+worker's first fetch of each bot (by content hash) and the check of its cache, every
+match's round trips through the scheduler, and the organiser's store writes and
+ratings, as on the local executor. The default (30 games per seating, 360 games a
+run) takes about half a minute a run, under four minutes in all, on two free cores.
 
 **2. A simulated scale-out.** Many Dask workers play matches of a known duration
 (``--match-s``, 1 s) with no bots: each worker's Arena plugin is replaced by a
@@ -51,7 +59,7 @@ outcomes given at once, no Dask) is timed first, as the ceiling of games per sec
 beyond which no number of workers helps.
 
     python bench/distributed.py [--games-per-seating 30] [--bots 4] [--game dagens-brott]
-        [--sweep 1,10,50,100] [--match-s 1.0] [--rounds 10] [--games-per-match 1]
+        [--pairs 3] [--sweep 1,10,50,100] [--match-s 1.0] [--rounds 10] [--games-per-match 1]
         [--skip-cost] [--skip-scale]
 """
 
@@ -65,6 +73,9 @@ from pathlib import Path
 # simulated workers' process (which runs this file too).
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+# And this checkout's Arena first, not an installed copy, as the workers get it
+# (``_environment``): the bench measures the code beside it.
+sys.path.insert(0, str(_HERE.parent))
 
 import argparse
 import asyncio
@@ -72,6 +83,7 @@ import math
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -221,38 +233,98 @@ def timed(store: Store, name: str, executor: Executor,
     return progress, elapsed
 
 
-def dask_cost(args: argparse.Namespace, tmp: Path) -> None:
-    store = Store(tmp / "cost.db")
-    names = [f"random{i}" for i in range(args.bots)]
-    for bot in names:
-        botstore.add_bot(store, bot, str(RANDOM_BOT))
-    rates = {}
-    for kind in ("local", "dask"):
-        create(store, f"cost-{kind}", args.game, names, 3, args.games_per_seating,
-               tournament.Settings())
-    progress, elapsed = timed(store, "cost-local", for_workers(2))
-    rates["local"] = progress.done / elapsed * 3600
-    print(f"{args.game}, local executor, 2 workers: {progress.done} games in "
-          f"{elapsed:.1f} s = {rates['local']:,.0f} games/hour", flush=True)
+def _cost_local(store: Store, name: str) -> float:
+    progress, elapsed = timed(store, name, for_workers(2))
+    return progress.done / elapsed * 3600
+
+
+def _cost_dask(store: Store, name: str, tmp: Path) -> tuple[float, float, float]:
+    """Games per hour of tournament ``name`` on a cluster started for it (a scheduler and
+    two single-slot workers with empty caches), stopped after it; and the CPU seconds
+    that Dask itself took in the run (the scheduler's, and the workers' event loops',
+    which serve its messages while a worker's other thread plays), and the machine's
+    busy CPU seconds in it."""
     procs = Processes(tmp)
     try:
         url = start_scheduler(procs)
-        for name in ("w1", "w2"):
-            procs.start(name, [sys.executable, "-m", "arena", "worker", "--scheduler", url,
-                               "--name", name, "--cache", str(tmp / f"cache-{name}")])
-        executor = connected(url, procs, "cost-dask", 2)
+        for worker in ("w1", "w2"):
+            procs.start(f"{name}-{worker}", [
+                sys.executable, "-m", "arena", "worker", "--scheduler", url, "--name",
+                worker, "--cache", str(tmp / f"cache-{name}-{worker}")])
+        executor = connected(url, procs, name, 2)
+        scheduler, *workers = (p.pid for p in procs.procs)
+
+        def dask_cpu() -> float:  # a worker's event loop is its main thread
+            return _cpu_s(scheduler) + sum(_cpu_s(pid, pid) for pid in workers)
+
+        before, busy = dask_cpu(), _busy_s()
         try:
-            progress, elapsed = timed(store, "cost-dask", executor)
+            progress, elapsed = timed(store, name, executor)
+            own, busy = dask_cpu() - before, _busy_s() - busy
         finally:
             executor.close()
     finally:
         procs.close()
+    return progress.done / elapsed * 3600, own, busy
+
+
+def _cpu_s(pid: int, tid: int | None = None) -> float:
+    """The CPU seconds (user and system) process ``pid``, or its thread ``tid``, used."""
+    stat = Path(f"/proc/{pid}" + (f"/task/{tid}" if tid else "") + "/stat").read_text()
+    fields = stat.rsplit(")", 1)[1].split()  # after the command, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _busy_s() -> float:
+    """The machine's busy CPU seconds since it started: every core's, not idle."""
+    ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def dask_cost(args: argparse.Namespace, tmp: Path) -> None:
+    """``--pairs`` pairs of one run on each executor, interleaved, the order alternating
+    (local first, then Dask first): this machine's speed drifts between runs by more
+    than the goal (one tournament took 23 to 38 s here, run after run), so a single
+    pair's cost is mostly that drift. The figure is the median of the pairs' costs."""
+    store = Store(tmp / "cost.db")
+    names = [f"random{i}" for i in range(args.bots)]
+    for bot in names:
+        botstore.add_bot(store, bot, str(RANDOM_BOT))
+    games = 0
+    costs: list[float] = []
+    shares: list[float] = []
+    rates: dict[str, list[float]] = {"local": [], "dask": []}
+    try:
+        for pair in range(args.pairs):
+            order = ("local", "dask") if pair % 2 == 0 else ("dask", "local")
+            rate = {}
+            for kind in order:
+                name = f"cost-{kind}-{pair}"
+                create(store, name, args.game, names, 3, args.games_per_seating,
+                       tournament.Settings())
+                games = store.tournament(name)["scheduled"]
+                if kind == "local":
+                    rate[kind] = _cost_local(store, name)
+                else:
+                    rate[kind], own, busy = _cost_dask(store, name, tmp)
+                    shares.append(own / busy * 100)
+                rates[kind].append(rate[kind])
+            costs.append((1 - rate["dask"] / rate["local"]) * 100)
+            print(f"pair {pair + 1} ({' then '.join(order)}): local {rate['local']:,.0f}, "
+                  f"Dask {rate['dask']:,.0f} games/hour: cost {costs[-1]:.1f}%; Dask's own "
+                  f"CPU {own:.1f} s of {busy:.1f} s busy = {shares[-1]:.1f}%", flush=True)
+    finally:
         store.close()
-    rates["dask"] = progress.done / elapsed * 3600
-    print(f"{args.game}, Dask, 2 single-slot workers: {progress.done} games in "
-          f"{elapsed:.1f} s = {rates['dask']:,.0f} games/hour", flush=True)
-    cost = (1 - rates["dask"] / rates["local"]) * 100
-    print(f"Dask's cost: {cost:.1f}% of throughput (goal: at most 5%)", flush=True)
+    print(f"{args.game}, {games} games a run, median of {args.pairs} pairs: "
+          f"local executor, 2 workers: {statistics.median(rates['local']):,.0f} games/hour; "
+          f"Dask, 2 single-slot workers: {statistics.median(rates['dask']):,.0f} games/hour",
+          flush=True)
+    print(f"Dask's cost: {statistics.median(costs):.1f}% of throughput, the median of "
+          f"{', '.join(f'{c:.1f}' for c in costs)} (goal: at most 5%)", flush=True)
+    print(f"Dask's own CPU (its scheduler and the workers' event loops): "
+          f"{statistics.median(shares):.1f}% of the CPU busy in a Dask run, the median "
+          f"(what Dask takes from the matches, measured apart from the machine's drift)",
+          flush=True)
 
 
 # ----------------------------------------------------- 2. simulated scale-out
@@ -278,7 +350,7 @@ class SimulatedMatches(ArenaPlugin):
         self.match_s = match_s
 
     def play(self, job: MatchJob, refs: Sequence[BotRef],
-             fetch: Callable[[str], bytes]) -> list[bytes]:
+             fetch: Callable[[str, str], bytes]) -> list[bytes]:
         time.sleep(self.match_s)
         return [encode_outcome(o) for o in fake_records(job)]
 
@@ -416,6 +488,8 @@ def main() -> None:
     parser.add_argument("--games-per-seating", type=int, default=30)
     parser.add_argument("--bots", type=int, default=4)
     parser.add_argument("--game", default="dagens-brott")
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="local and Dask runs of the cost, interleaved")
     parser.add_argument("--sweep", default="1,10,50,100",
                         help="worker counts of the simulated scale-out, comma-separated")
     parser.add_argument("--match-s", type=float, default=1.0)
