@@ -336,8 +336,8 @@ def test_the_organiser_reports_each_workers_matches_in_flight(cluster: Cluster,
         if organiser.poll() is None:
             os.killpg(organiser.pid, signal.SIGKILL)
     assert organiser.returncode == 0, err
-    assert f"on the Dask cluster of {cluster.url}:\n2 workers connected, 0 of 2 match " \
-           f"slots busy\n" in err, err
+    assert f"on the Dask cluster of {cluster.url}:\n2 workers connected, 2 match slots, " \
+           f"0 in flight (playing or queued)\n" in err, err
     seen = {(name, int(match)) for name, match in REPORTED.findall(err)}
     assert {name for name, _ in seen} == {"w1", "w2"}, err  # each worker, while it played
     store = Store(db, create=False)
@@ -518,8 +518,23 @@ def test_the_report_names_at_most_twenty_workers_each_on_one_printable_line() ->
              for i in range(25)]
     found[0].name = "evil\n\x1b[2Jname"
     lines = report(found, "t")
-    assert lines[0] == "25 workers connected, 25 of 50 match slots busy"
+    assert lines[0] == "25 workers connected, 50 match slots, 25 in flight (playing or queued)"
     assert lines[1] == "  evil\\n\\x1b[2Jname tcp://10.0.0.0:1 (2 slots, sandbox): idle"
     assert lines[2] == "  w1 tcp://10.0.0.1:1 (2 slots, no sandbox): match 1, 1 of other runs"
     assert lines[3] == "  w2 tcp://10.0.0.2:1 (2 slots, sandbox): matches 2, 102"
     assert lines[21:] == ["  and 5 more (arena workers lists them all)"]
+
+
+def test_the_report_knows_its_own_run_by_the_label_its_task_keys_hold() -> None:
+    """A run's name may hold what a task key cannot (a space, an accent): the key holds it
+    made safe, and the report counts those matches as the run's own (found by review)."""
+    from arena.distributed.cluster import WorkerStatus, _count, report
+    from referee.match import safe_label
+
+    found = [WorkerStatus("tcp://10.0.0.1:1", "w1", 1, True,
+                          [{"run": safe_label("spring cup"), "match": 3}])]
+    assert report(found, "spring cup")[1].endswith("): match 3")
+    assert report(found, "summer cup")[1].endswith("): 1 of other runs")
+    # A worker that advertises an odd number of slots is shown with none, not a crash.
+    assert [_count(v) for v in (2, 2.0, float("inf"), float("nan"), "x", None, -1)] == \
+        [2, 2, 0, 0, 0, 0, 0]

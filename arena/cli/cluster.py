@@ -102,10 +102,12 @@ def executor(choice: ExecutorChoice, workers: int | None, label: str,
     except ClusterError as err:
         raise click.ClickException(str(err)) from None
     click.echo(f"on the Dask cluster of {choice.scheduler}:", err=True)
-    for line in report(found, ex.label):
+    shown = report(found, ex.label)
+    for line in shown:
         click.echo(line, err=True)
     try:
-        with watching(ex.client(), ex.label, lambda line: click.echo(line, err=True), every):
+        with watching(ex.client(), ex.label, lambda line: click.echo(line, err=True), every,
+                      shown):
             yield ex
     finally:
         ex.close()

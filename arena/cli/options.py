@@ -59,7 +59,8 @@ def progress_option(func: F) -> F:
         "--progress-every", type=PROGRESS_EVERY, callback=_finite, default=progress.EVERY_S,
         show_default=True, metavar="SECONDS",
         help="When the output is not a terminal (a pipe, a log file), print a progress "
-             "line this often.")(func)
+             "line this often; on a Dask cluster, report the workers' matches in flight "
+             "this often while they change.")(func)
 
 
 def clock_options(func: F) -> F:

@@ -111,11 +111,23 @@ def workers(client: Client) -> list[WorkerStatus]:
             if match:
                 flying.append({"run": match.group(1), "match": int(match.group(2))})
         out.append(WorkerStatus(address, str(w.get("name", address)),
-                                int(resources.get("MATCH", 0)),
+                                _count(resources.get("MATCH", 0)),
                                 bool(resources.get("SANDBOX", 0)),
                                 sorted(flying, key=lambda f: (f["run"], f["match"]))))
     return out
 
+
+def _count(value: Any) -> int:
+    """A worker's advertised slots as a count: anything but a finite number (a worker
+    may say ``MATCH=inf``) is 0, so one odd worker cannot end every organiser."""
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+JOIN_S = 2.0
+"""How long the end of a run waits for the report's thread (seconds)."""
 
 SHOWN = 20
 """At most this many workers are listed in a line of a run's cluster report; ``arena
@@ -124,15 +136,20 @@ workers`` lists them all."""
 
 def report(found: Sequence[WorkerStatus], label: str) -> list[str]:
     """What the workers in ``found`` are doing, in lines: a heading, then one line per
-    worker (at most :data:`SHOWN`) with the matches of run ``label`` it plays now, and
-    how many of other runs. Names are the operators' text: made printable here."""
+    worker (at most :data:`SHOWN`) with the matches of run ``label`` it holds now,
+    playing or queued (the scheduler gives a worker more matches than slots, so that
+    none idles between two), and how many of other runs. Names are the operators'
+    text: made printable here."""
+    from referee.match import safe_label
+
     slots = sum(w.slots for w in found)
-    busy = sum(len(w.in_flight) for w in found)
-    heading = (f"{_plural(len(found), 'worker')} connected, {busy} of "
-               f"{_plural(slots, 'match slot')} busy")
+    flying = sum(len(w.in_flight) for w in found)
+    heading = (f"{_plural(len(found), 'worker')} connected, "
+               f"{_plural(slots, 'match slot')}, {flying} in flight (playing or queued)")
     lines = [heading]
+    run = safe_label(label)  # a task key holds the label made safe (executor.submit)
     for w in found[:SHOWN]:
-        ours = [f["match"] for f in w.in_flight if f["run"] == label]
+        ours = [f["match"] for f in w.in_flight if f["run"] == run]
         others = len(w.in_flight) - len(ours)
         doing = ", ".join([*([("matches " if len(ours) > 1 else "match ")
                               + ", ".join(map(str, ours))] if ours else []),
@@ -158,21 +175,25 @@ def _line(text: str) -> str:
 
 @contextmanager
 def watching(client: Client, label: str, echo: Callable[[str], None],
-             every: float) -> Iterator[None]:
+             every: float, first: Sequence[str] = ()) -> Iterator[None]:
     """While the block runs: every ``every`` seconds, if what the cluster's workers do has
     changed, ``echo`` :func:`report` of them (issue 17 §1: the organiser says which
     workers are connected and each one's matches in flight), from a thread, so that a
-    long match does not silence it. A scheduler that does not answer is said once,
-    never raised: the run itself notices a lost cluster."""
+    long match does not silence it; ``first`` is the report already shown. A scheduler
+    that does not answer is said once, never raised: the run itself notices a lost
+    cluster."""
     stop = threading.Event()
 
     def tick() -> None:
-        last: list[str] = []
+        last = first
         while not stop.wait(every):
             try:
                 now = report(workers(client), label)
             except Exception as err:  # noqa: BLE001 - a report must never end a run
-                now = [f"the scheduler did not answer: {type(err).__name__}: {err}"]
+                now = [_line(f"the cluster's workers could not be listed: "
+                             f"{type(err).__name__}: {err}")]
+            if stop.is_set():  # the run ended while the scheduler was asked
+                return
             if now != last:
                 for line in now:
                     echo(line)
@@ -184,4 +205,6 @@ def watching(client: Client, label: str, echo: Callable[[str], None],
         yield
     finally:
         stop.set()
-        thread.join()
+        # Not for ever: a scheduler that stopped answering holds the thread in its
+        # call; it is a daemon, and says nothing once stopped.
+        thread.join(timeout=JOIN_S)
