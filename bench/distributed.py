@@ -17,8 +17,9 @@ cost, ``1 - dask / local``, then the medians (goal: at most 5%). Beside it, a fi
 the drift does not move: the CPU seconds Dask itself takes in each Dask run (its
 scheduler process, and each worker's event loop, the main thread that serves Dask's
 messages while the worker's other thread plays), as a share of the machine's busy CPU
-seconds in the run (read from ``/proc``); on two saturated cores it is what Dask takes
-from the matches.
+seconds in the run (read from ``/proc``, steal time not counted); on two saturated
+cores it is what Dask takes from the matches. Not counted in it: the organiser's own
+Dask client thread, which is not told apart from the rest of the organiser.
 
 What is timed is ``tournament.run`` alone, for each executor. Each Dask run has its own
 cluster, started (and the Dask executor connected, and the two workers seen) before the
@@ -44,7 +45,7 @@ checked: every scheduled game stored, no error. Printed: matches per second achi
 against linear, ``N / match-s``, and the efficiency (goal: at least 90% of linear at
 100 workers), for the whole run (the figure the goal is about) and, to tell a slow
 start from a slow pace, from the end of its first round on. Workers are added between sweep steps (the 100 are the 50 of the step
-before and 50 more), and the ones added fetch the bots' bundle in the timed run.
+before and 50 more).
 
 The workers are in-process ``distributed.Worker`` objects, all of one sweep step in
 one process: on 2 cores, 100 worker processes (about 100 MB each, each an interpreter
@@ -276,9 +277,11 @@ def _cpu_s(pid: int, tid: int | None = None) -> float:
 
 
 def _busy_s() -> float:
-    """The machine's busy CPU seconds since it started: every core's, not idle."""
+    """The machine's busy CPU seconds since it started, every core's: user (guests
+    included), nice, system and interrupts; not idle, I/O wait or steal (time the
+    hypervisor gave to another machine)."""
     ticks = [int(t) for t in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+    return sum(ticks[i] for i in (0, 1, 2, 5, 6)) / os.sysconf("SC_CLK_TCK")
 
 
 def dask_cost(args: argparse.Namespace, tmp: Path) -> None:
