@@ -25,3 +25,9 @@ def printable(text: str) -> str:
     the way Python writes it (``\\x1b``, ``\\u202e``); all else unchanged."""
     return "".join(c if c in "\n\t" or not hidden(c)
                    else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def one_line(text: str) -> str:
+    """:func:`printable` ``text`` with its newlines and tabs escaped too: for a text shown
+    within a line of its own (a worker's name in a report), which it must not break."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")

@@ -523,6 +523,9 @@ def test_the_report_names_at_most_twenty_workers_each_on_one_printable_line() ->
     assert lines[2] == "  w1 tcp://10.0.0.1:1 (2 slots, no sandbox): match 1, 1 of other runs"
     assert lines[3] == "  w2 tcp://10.0.0.2:1 (2 slots, sandbox): matches 2, 102"
     assert lines[21:] == ["  and 5 more (arena workers lists them all)"]
+    from referee.text import one_line  # what the report and arena workers show names by
+
+    assert one_line("a\tb\u202ec\r\n") == "a\\tb\\u202ec\\r\\n"
 
 
 def test_the_report_knows_its_own_run_by_the_label_its_task_keys_hold() -> None:

@@ -186,9 +186,9 @@ def workers_command(scheduler: str, tls_ca_file: str | None, tls_cert: str | Non
         echo_json([w.to_json() for w in found])
         return
     from leaderboard import views
-    from referee.text import printable
+    from referee.text import one_line, printable
 
-    rows = [{"worker": printable(w.address), "name": printable(w.name), "slots": w.slots,
+    rows = [{"worker": one_line(w.address), "name": one_line(w.name), "slots": w.slots,
              "sandbox": "yes" if w.sandbox else "no",
              "in_flight": printable(", ".join(f"{f['run']} match {f['match']}"
                                               for f in w.in_flight) or "-")}

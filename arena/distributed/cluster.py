@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from referee.text import one_line
+
 if TYPE_CHECKING:
     from distributed import Client, Security
 
@@ -155,7 +157,7 @@ def report(found: Sequence[WorkerStatus], label: str) -> list[str]:
                               + ", ".join(map(str, ours))] if ours else []),
                            *([f"{others} of other runs"] if others else [])]) or "idle"
         sandbox = "sandbox" if w.sandbox else "no sandbox"
-        lines.append(f"  {_line(w.name)} {_line(w.address)} ({_plural(w.slots, 'slot')}, "
+        lines.append(f"  {one_line(w.name)} {one_line(w.address)} ({_plural(w.slots, 'slot')}, "
                      f"{sandbox}): {doing}")
     if len(found) > SHOWN:
         lines.append(f"  and {len(found) - SHOWN} more (arena workers lists them all)")
@@ -164,13 +166,6 @@ def report(found: Sequence[WorkerStatus], label: str) -> list[str]:
 
 def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _line(text: str) -> str:
-    """``text`` printable and on one line (a name is its operator's text)."""
-    from referee.text import printable
-
-    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 @contextmanager
@@ -190,7 +185,7 @@ def watching(client: Client, label: str, echo: Callable[[str], None],
             try:
                 now = report(workers(client), label)
             except Exception as err:  # noqa: BLE001 - a report must never end a run
-                now = [_line(f"the cluster's workers could not be listed: "
+                now = [one_line(f"the cluster's workers could not be listed: "
                              f"{type(err).__name__}: {err}")]
             if stop.is_set():  # the run ended while the scheduler was asked
                 return
