@@ -215,12 +215,21 @@ def test_an_idle_producer_is_asked_again_until_it_has_a_job(executor: object) ->
 
 @dataclass(frozen=True)
 class _Marked(MatchJob):
-    """A real match that first notes which process plays it: a file named by its key."""
+    """A real match that first notes which process plays it: a file named by its key.
+    With ``meet``, it then waits until match ``meet`` has begun too, so that the two
+    are played at once, by two processes."""
 
     marks: str = ""
+    meet: int = 0
 
     def play(self) -> Generator[Outcome, None, None]:
         (Path(self.marks) / f"{self.key}.pid").write_text(str(os.getpid()))
+        if self.meet:
+            other = Path(self.marks) / f"{self.meet}.pid"
+            deadline = time.monotonic() + 60
+            while not other.exists():
+                assert time.monotonic() < deadline, f"match {self.meet} never began"
+                time.sleep(0.01)
         yield from super().play()
 
 
@@ -233,9 +242,13 @@ def test_a_worker_killed_mid_match_is_replaced_and_its_job_reported_once(
     a new worker takes the first worker's place and plays the matches after; the
     producer (a ladder's: no length, a None among its jobs) ends the stream."""
     sizes = {1: 5000, 2: 40, 3: 3, 4: 3, 5: 3}  # match 1 would take many seconds
+    # Matches 3 and 4 wait for each other: two live processes must play them, so one
+    # is the replacement, however soon the survivor is free (not a race to lose).
+    meets = {3: 4, 4: 3}
 
     def marked(key: int) -> _Marked:
-        return _Marked(key, "stop-me", BOTS, job(key, sizes[key]).games, marks=str(tmp_path))
+        return _Marked(key, "stop-me", BOTS, job(key, sizes[key]).games, marks=str(tmp_path),
+                       meet=meets.get(key, 0))
 
     def ladder() -> Iterator[MatchJob | None]:
         yield marked(1)
@@ -266,5 +279,6 @@ def test_a_worker_killed_mid_match_is_replaced_and_its_job_reported_once(
     survivor = pid(2)
     assert survivor != killed
     after = {pid(key) for key in (3, 4, 5)}
+    assert pid(3) != pid(4)
     assert after - {survivor, killed}, "no new worker played in the dead one's place"
     assert killed not in after
