@@ -33,6 +33,7 @@ import pytest
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
 from arena.web import make_server
+from arena.web.templating import replay_scripts
 from leaderboard.confidence import chance
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
@@ -523,24 +524,29 @@ def test_malformed_requests_get_the_sites_pages_and_headers(
         assert headers["Allow"] == "GET, HEAD"
 
 
-def test_the_only_scripts_allowed_are_the_sites_own(base: str) -> None:
-    """script-src names the hashes of the site's two scripts, not 'unsafe-inline': markup
+def test_the_only_scripts_allowed_are_the_sites_own(base: str, db: Path) -> None:
+    """script-src names the hashes of the site's scripts, not 'unsafe-inline': markup
     that slipped past the escaping (an <img onerror>, a <script>) could run nothing. They
-    are the static files static/replay.js, the viewer (issue 15 §1), and static/ladder.js,
-    the ladder page's refresh (issue 16 §4), each allowed by the hash of exactly the bytes
-    served, which the page's script tag also names as its integrity."""
+    are the static files static/replay.js, the viewer (issue 15 §1), static/ladder.js,
+    the ladder page's refresh (issue 16 §4), static/table.js and each game's
+    static/table-GAME.js, the game tables (issue 19 §1), each allowed by the hash of
+    exactly the bytes served, which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    digests = []
-    for name in ("replay.js", "ladder.js"):
+    names = ["replay.js", "ladder.js", "table.js",
+             *sorted(p.name for p in (ROOT / "arena/web/static").glob("table-*.js"))]
+    digests = {}
+    for name in names:
         code, script, script_headers = get(base + f"static/{name}")
         assert code == 200 and script_headers["Content-Type"].startswith("text/javascript")
-        digests.append(base64.b64encode(hashlib.sha256(script.encode()).digest()).decode())
-    digest = digests[0]
-    assert policy["script-src"] == " ".join(f"'sha256-{d}'" for d in digests)
+        digests[name] = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    assert policy["script-src"] == " ".join(f"'sha256-{d}'" for d in digests.values())
     assert policy["connect-src"] == "'self'"  # the ladder page fetches itself, nothing else
-    assert f'<script src="../static/replay.js" integrity="sha256-{digest}"></script>' in body
+    (game,), = sql(db, "SELECT game FROM games WHERE id = 1")
+    for name in replay_scripts(game):  # the helpers, the game's renderer, the viewer
+        assert (f'<script src="../static/{name}" integrity="sha256-{digests[name]}">'
+                "</script>") in body
     assert "<script>" not in body  # no inline script at all
     assert policy["default-src"] == "'none'" and policy["style-src"] == "'self'"
 
@@ -884,7 +890,8 @@ def test_hostile_text_runs_nothing_and_fits_a_phone(browser: Any, hostile_base: 
             visit(browser, hostile_base + path)
             with pytest.raises(NoAlertPresentException):
                 browser.switch_to.alert  # noqa: B018 - no alert() ran
-            scripts = 2 if path.startswith("replay/") else 0  # the data and the viewer
+            # The data, then the table helpers, stop-me's renderer and the viewer.
+            scripts = 1 + len(replay_scripts("stop-me")) if path.startswith("replay/") else 0
             assert browser.execute_script(
                 "return [document.images.length, document.scripts.length]") == [0, scripts]
             wide = browser.execute_script(

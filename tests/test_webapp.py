@@ -25,7 +25,7 @@ from arena import botstore, tournament
 from arena.executors import ProcessExecutor
 from arena.web import create_app, make_server
 from arena.web.config import ServerConfig, with_overrides
-from arena.web.templating import STATIC_DIR, render, static_hash
+from arena.web.templating import STATIC_DIR, STATIC_FILES, render, replay_scripts, static_hash
 from leaderboard.store import SCHEMA_VERSION, Store
 
 from .helpers import arena, environment
@@ -78,8 +78,9 @@ def test_the_environment_escapes_and_refuses_an_undefined_name() -> None:
 
 
 def test_static_files_and_the_csp(client: TestClient) -> None:
-    for name, kind in (("arena.css", "text/css"), ("replay.js", "text/javascript"),
-                       ("ladder.js", "text/javascript")):
+    scripts = [name for name in STATIC_FILES if name.endswith(".js")]
+    assert scripts[:3] == ["replay.js", "ladder.js", "table.js"]
+    for name, kind in (("arena.css", "text/css"), *((n, "text/javascript") for n in scripts)):
         response = client.get(f"/static/{name}")
         assert response.status_code == 200 and response.headers["content-type"].startswith(kind)
         assert response.content == (STATIC_DIR / name).read_bytes()
@@ -88,8 +89,9 @@ def test_static_files_and_the_csp(client: TestClient) -> None:
                               .digest()).decode()
     assert static_hash("replay.js") == f"sha256-{digest}"
     policy = client.get("/").headers["content-security-policy"]
+    hashes = " ".join(f"'{static_hash(n)}'" for n in scripts[1:])
     assert policy.startswith("default-src 'none'; style-src 'self'; "
-                             f"script-src 'sha256-{digest}' '{static_hash('ladder.js')}';")
+                             f"script-src 'sha256-{digest}' {hashes};")
     assert "unsafe-inline" not in policy and "form-action 'none'" in policy
     missing = client.get("/static/nothing.js")
     assert missing.status_code == 404 and 'id="error"' in missing.text
@@ -102,15 +104,18 @@ def test_export_writes_what_the_server_serves(client: TestClient, db: Path,
     out = arena("export-html", str(tmp_path / "site"), "--db", str(db))
     assert out.returncode == 0, out.stderr
     site = tmp_path / "site"
-    for name in ("arena.css", "replay.js"):
+    for name in STATIC_FILES:
         assert (site / "static" / name).read_bytes() == (STATIC_DIR / name).read_bytes()
     for page in ("index.html", "tournaments.html", "leaderboard/stop-me.html",
                  "tournament/1.html", "bot/plain.html"):
         assert (site / page).read_text() == client.get("/" + page).text, page
     exported, served = (site / "replay/1.html").read_text(), client.get("/replay/1.html").text
     # The one difference: a file:// page cannot check a script's integrity (no CSP there).
-    assert exported == served.replace(f' integrity="{static_hash("replay.js")}"', "")
-    assert f' integrity="{static_hash("replay.js")}"' in served
+    stripped = served
+    for name in replay_scripts("stop-me"):
+        assert f' integrity="{static_hash(name)}"' in served
+        stripped = stripped.replace(f' integrity="{static_hash(name)}"', "")
+    assert exported == stripped
 
 
 def test_healthz(client: TestClient) -> None:

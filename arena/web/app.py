@@ -34,7 +34,7 @@ from .config import ServerConfig
 from .limits import HEAD_BYTES, RENDER_SLOTS
 from .pages import error_page
 from .site import render, root_of
-from .templating import STATIC_DIR, STATIC_PREFIX, static_hash
+from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX, static_hash
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,9 @@ MAX_HEADERS = 100
 """Header lines a request may send (http.server's limit, kept: more is a 431)."""
 
 
-SCRIPTS = ("replay.js", "ladder.js")
-"""The site's scripts, each allowed by its hash: the replay viewer, the ladder's refresh."""
+SCRIPTS = tuple(name for name in STATIC_FILES if name.endswith(".js"))
+"""The site's scripts, each allowed by its hash: the replay viewer, the ladder's refresh,
+the game tables' helpers and each game's renderer."""
 
 
 def content_security_policy(forms: bool = False) -> str:

@@ -28,7 +28,7 @@ from leaderboard.web.data import boards, not_found
 from referee.games import GAMES
 from referee.history import History, public_view, visible
 
-from .templating import render
+from .templating import render, replay_scripts
 
 UP = "../"
 
@@ -170,7 +170,7 @@ def replay_page(store: StoreReader, rebuilt: Rebuilt, seat: int | None, *,
     return render("replay.html", root=root, games=boards(store), gid=gid, row=row, seat=seat,
                   seats=seats, notes=rebuilt.notes, who=who, about=about,
                   files=files if perspectives else [], signed_in=signed_in,
-                  data_json=Markup(_json_for_script(data)))
+                  data_json=Markup(_json_for_script(data)), scripts=replay_scripts(row["game"]))
 
 
 def _fields(event: Mapping[str, Any]) -> str:

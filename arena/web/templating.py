@@ -29,7 +29,17 @@ from leaderboard.web.paths import page_path
 STATIC_DIR = Path(__file__).parent / "static"
 STATIC_PREFIX = "static"
 """The one path prefix of the static files: ``/static/arena.css``, ``DIR/static/...``."""
-STATIC_FILES = ("arena.css", "replay.js", "ladder.js")
+TABLES = tuple(sorted(f.name for f in STATIC_DIR.glob("table-*.js")))
+"""Each game's renderer of its table (issue 19 §1): ``table-GAME.js``, over ``table.js``."""
+STATIC_FILES = ("arena.css", "replay.js", "ladder.js", "table.js", *TABLES)
+
+
+def replay_scripts(game: str) -> list[str]:
+    """The scripts of a replay page, in order: the table helpers and ``game``'s renderer
+    when Arena has one, then the viewer. ``game`` comes from a stored row, so it is only
+    ever compared with the names of the files there, never made into a path."""
+    table = f"table-{game}.js"
+    return ["table.js", table, "replay.js"] if table in TABLES else ["table.js", "replay.js"]
 
 
 _FOR_FILES: ContextVar[bool] = ContextVar("arena_pages_for_files", default=False)

@@ -109,6 +109,61 @@
     });
     return d;
   }
+  var draw = window.ArenaTable ? window.ArenaTable.get(data.game) : null, drawFailed = false;
+  function context(n) {
+    return {seat: data.seat, players: data.players, seats: data.seats, name: seatName,
+            step: n, last: last, acting: steps[n].a, events: steps[n].e.map(function (p) { return p[1]; }),
+            previous: n > 0 ? states[n - 1] : null, over: n === last};
+  }
+  function drawTable(n) {
+    // The game's own renderer (static/table-GAME.js); the view's data as it is if this
+    // page has none, or if it fails on a view it does not know (an older engine's).
+    var box = $("table"); box.textContent = "";
+    if (draw && !drawFailed) {
+      try { box.appendChild(draw(states[n], context(n))); return; }
+      catch (err) { drawFailed = true; box.textContent = ""; }
+    }
+    box.appendChild(el("p", "muted", drawFailed ? "This position cannot be drawn; its data:" : ""));
+    box.appendChild(render(states[n], ""));
+  }
+  // The play-by-play (issue 19 §2): every step's decisions, then the events they caused,
+  // then the summaries of the rounds that ended there, as the server narrated them
+  // (referee.narration, the sentences `arena replay` prints). Built once; showing a step
+  // hides what comes after it.
+  var play = $("play-by-play"), lines = [];
+  function line(n, cls, sentence, index) {
+    var li = el("li", cls, sentence);
+    li.setAttribute("data-step", n);
+    if (index !== undefined) li.setAttribute("data-index", index);
+    play.appendChild(li); lines.push(li);
+  }
+  function fields(ev) {
+    return ev.type + ": " + Object.keys(ev).filter(function (k) { return k !== "type" && k !== "to"; })
+      .map(function (k) { return k + "=" + text(ev[k]); }).join(", ");
+  }
+  steps.forEach(function (s, n) {
+    s.m.forEach(function (m) {
+      line(n, "decision", m[4] || seatName(m[0]) + " chose " + text(m[1]));
+    });
+    s.e.forEach(function (pair) { line(n, pair[1].to ? "private" : "", pair[2] || fields(pair[1]), pair[0]); });
+    (s.r || []).forEach(function (sentence) { line(n, "summary", sentence); });
+  });
+  // Rounds: the first position of each (the views say which round they are in).
+  var rounds = [];
+  states.forEach(function (v, n) {
+    if (typeof v.round === "number" && (!rounds.length || rounds[rounds.length - 1].round !== v.round))
+      rounds.push({round: v.round, step: n});
+  });
+  var roundSel = $("round");
+  rounds.forEach(function (r) {
+    var o = el("option", "", "round " + r.round); o.value = String(r.step); roundSel.appendChild(o);
+  });
+  roundSel.hidden = rounds.length < 2;
+  function roundAt(n) {
+    var found = null;
+    rounds.forEach(function (r, i) { if (r.step <= n) found = i; });
+    return found;
+  }
   function show(n) {
     at = Math.max(0, Math.min(last, n | 0));
     var s = steps[at];
@@ -116,6 +171,8 @@
     $("slider").value = String(at);
     $("first").disabled = $("prev").disabled = at === 0;
     $("next").disabled = $("last").disabled = at === last;
+    var r = roundAt(at);
+    if (r !== null) roundSel.value = String(rounds[r].step);
     var act = $("to-act");
     act.textContent = "";
     if (s.a.length) {
@@ -124,6 +181,7 @@
     } else if (at === last) {
       act.appendChild(el("span", "muted", "The game is over."));
     }
+    drawTable(at);
     var view = $("view"); view.textContent = ""; view.appendChild(render(states[at], ""));
     var body = $("decisions").tBodies[0]; body.textContent = "";
     s.m.forEach(function (m) {
@@ -147,27 +205,75 @@
       li.value = pair[0]; li.setAttribute("data-index", pair[0]);
       li.appendChild(el("b", "ev-type", ev.type));
       if (ev.to) li.appendChild(el("span", "badge", ev.to.length ? "only seat " + ev.to.join(", ") : "hidden from all"));
-      var fields = Object.keys(ev).filter(function (k) { return k !== "type" && k !== "to"; });
-      li.appendChild(document.createTextNode(" " + fields.map(function (k) { return k + "=" + text(ev[k]); }).join(", ")));
+      li.appendChild(document.createTextNode(" " + fields(ev).slice(ev.type.length + 2)));
       ol.appendChild(li);
     });
+    var newest = null;
+    lines.forEach(function (li) {
+      var k = +li.getAttribute("data-step");
+      li.hidden = k > at;
+      li.classList.toggle("now", k === at);
+      if (k <= at) newest = li;
+    });
+    // Scroll the list itself, not the page (on a phone the table stays in sight).
+    if (newest) play.scrollTop = Math.max(0, newest.offsetTop - play.clientHeight + newest.offsetHeight + 8);
+    else play.scrollTop = 0;
     if (history.replaceState) history.replaceState(null, "", "#step=" + at);
   }
+  // Play and pause, at a speed (steps a second); it stops at the end.
+  var timer = null, speedSel = $("speed");
+  function pause() {
+    if (timer !== null) { clearInterval(timer); timer = null; }
+    $("play").textContent = "▶ play"; $("play").setAttribute("aria-pressed", "false");
+  }
+  function start() {
+    if (at === last) show(0);
+    pause();
+    timer = setInterval(function () { if (at >= last) pause(); else show(at + 1); },
+                        1000 / (+speedSel.value || 1));
+    $("play").textContent = "❚❚ pause"; $("play").setAttribute("aria-pressed", "true");
+  }
+  function toggle() { if (timer === null) start(); else pause(); }
+  function faster(by) {
+    var i = Math.max(0, Math.min(speedSel.options.length - 1, speedSel.selectedIndex + by));
+    speedSel.selectedIndex = i;
+    if (timer !== null) start();
+  }
+  function stepTo(n) { pause(); show(n); }
+  function nextRound(by) {
+    var r = roundAt(at), i = r === null ? (by > 0 ? 0 : -1) : r + by;
+    if (by < 0 && r !== null && rounds[r].step < at) i = r;  // back: to this round's start first
+    if (i >= 0 && i < rounds.length) stepTo(rounds[i].step);
+    else stepTo(by > 0 ? last : 0);
+  }
   $("slider").max = String(last);
-  $("first").onclick = function () { show(0); };
-  $("prev").onclick = function () { show(at - 1); };
-  $("next").onclick = function () { show(at + 1); };
-  $("last").onclick = function () { show(last); };
-  $("slider").oninput = function () { show(+this.value); };
+  $("first").onclick = function () { stepTo(0); };
+  $("prev").onclick = function () { stepTo(at - 1); };
+  $("next").onclick = function () { stepTo(at + 1); };
+  $("last").onclick = function () { stepTo(last); };
+  $("play").onclick = toggle;
+  speedSel.onchange = function () { if (timer !== null) start(); };
+  roundSel.onchange = function () { stepTo(+this.value); };
+  $("slider").oninput = function () { stepTo(+this.value); };
   document.addEventListener("keydown", function (e) {
-    if (e.target && e.target.tagName === "INPUT") return;
-    if (e.key === "ArrowRight") show(at + 1);
-    else if (e.key === "ArrowLeft") show(at - 1);
-    else if (e.key === "Home") show(0);
-    else if (e.key === "End") show(last);
+    var tag = e.target && e.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "ArrowRight" || e.key === "l") stepTo(at + 1);
+    else if (e.key === "ArrowLeft" || e.key === "h") stepTo(at - 1);
+    else if (e.key === "Home") stepTo(0);
+    else if (e.key === "End") stepTo(last);
+    else if (e.key === " " || e.key === "k") { if (tag === "BUTTON") return; toggle(); }
+    else if (e.key === "PageDown" || e.key === "n") nextRound(1);
+    else if (e.key === "PageUp" || e.key === "p") nextRound(-1);
+    else if (e.key === "+" || e.key === "=") faster(1);
+    else if (e.key === "-") faster(-1);
     else return;
     e.preventDefault();
   });
-  var m = /step=(\d+)/.exec(location.hash);
-  show(m ? +m[1] : 0);
+  function fromHash() {
+    var m = /step=(\d+)/.exec(location.hash);
+    return m ? +m[1] : 0;
+  }
+  window.addEventListener("hashchange", function () { if (fromHash() !== at) stepTo(fromHash()); });
+  show(fromHash());
 })();
