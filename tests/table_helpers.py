@@ -41,12 +41,13 @@ GAME_BOTS = {"stop-me": "stop_me_bot.py", "dagens-brott": "dagens_brott_bot.py",
 
 def table_db(tmp: Path, game: str, seats: int = 4, games: int = 1) -> Path:
     """A database with one finished tournament of ``game``: the game's own example bot
-    against random bots, ``seats`` seats."""
+    against random bots (one of each seating with ``games`` games), ``seats`` seats."""
     store = Store(tmp / "arena.db")
-    botstore.add_bot(store, "random", str(ROOT / "bots" / "random_bot.py"))
     botstore.add_bot(store, "smart", str(ROOT / "bots" / GAME_BOTS[game]))
-    bots = ["smart"] + ["random"] * (seats - 1)
-    tournament.create(store, name=f"{game}-table", game=game, bots=bots[:2], seats=seats,
+    bots = ["smart"] + [f"random{i}" for i in range(1, seats)]
+    for name in bots[1:]:
+        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
+    tournament.create(store, name=f"{game}-table", game=game, bots=bots, seats=seats,
                       games_per_seating=games, duplicate=False, fmt="round-robin", seed=5,
                       options={}, settings=tournament.Settings())
     tournament.run(store, f"{game}-table", ProcessExecutor(2))
