@@ -182,6 +182,8 @@
       act.appendChild(el("span", "muted", "The game is over."));
     }
     drawTable(at);
+    // With a drawn table the seats to act are marked on it; on a phone the line goes.
+    act.classList.toggle("drawn", !!draw && !drawFailed);
     var view = $("view"); view.textContent = ""; view.appendChild(render(states[at], ""));
     var body = $("decisions").tBodies[0]; body.textContent = "";
     s.m.forEach(function (m) {
