@@ -8,9 +8,13 @@ stores its games. So ``arena replay``, the tournament page and the replay pages 
 it like any tournament's games.
 
 Its bots are registered as ``arena bot add`` registers them (a program file or
-folder is copied into the store, one version per content hash, named after the file
-or folder; a built-in is its own bot), and the match plays the stored copies, so the
-version a replay names is the code that played.
+folder is checked and copied into the store, one version per content hash, named
+after the file or folder; a built-in is its own bot). The match then plays the bots
+as given, as ``arena play`` without a database does (its output names them so), and
+copies each program at its start, just after the store's copy was taken.
+
+Nor does it touch a ladder: a ladder enters every registered bot, so a quick play
+with a program bot is refused in a database that keeps one.
 
 It is never rated: the store leaves quick plays' games out of every leaderboard, its
 rebuilds and head-to-head counts (:data:`~leaderboard.store.base.COMPETES`), so that
@@ -53,11 +57,6 @@ class QuickPlay:
     log_dir: Path | None = None
     stored: int = 0
     """How many of its games this process has handed to :meth:`keep`."""
-
-    @property
-    def bots(self) -> list[str]:
-        """What the match plays in each seat: the stored copy, or the built-in's name."""
-        return [row["path"] for row in self.seating]
 
     @property
     def labels(self) -> list[str]:
@@ -107,6 +106,7 @@ def start(store: Store, *, game: str, bots: Sequence[str], count: int, seed: int
     resolved = get_game(game).resolve_options(len(bots), options)
     if name is not None:
         tournament.check_name(name, "play")
+    _refuse_ladders(store, bots)
     seating = [_register(store, game, spec, settings) for spec in bots]
     ids = [row["id"] for row in seating]
     schedule = [{"idx": i, "match": 0, "deal_group": i, "seed": seed + i, "seating": ids}
@@ -130,6 +130,17 @@ def start(store: Store, *, game: str, bots: Sequence[str], count: int, seed: int
 def _default_names() -> list[str]:
     base = f"play {datetime.now():%Y-%m-%d %H:%M:%S}"
     return [base] + [f"{base} ({n})" for n in range(2, NAME_TRIES + 1)]
+
+
+def _refuse_ladders(store: Store, bots: Sequence[str]) -> None:
+    """StoreError if a program bot would be registered where a ladder is kept: a ladder
+    enters the newest version of every registered bot (:mod:`arena.ladder.roster`), so
+    a quick test's code would join, or replace a version in, a competition."""
+    ladders = store.ladder_list()
+    if ladders and any(not is_builtin(spec.partition("@")[0]) for spec in bots):
+        raise StoreError(f"{str(store.path)!r} keeps the ladder {ladders[0].name!r}, which "
+                         f"enters every registered bot: a quick play's bots would join it. "
+                         f"Store quick plays in a database of their own (--db quick.db)")
 
 
 def _register(store: Store, game: str, spec: str,

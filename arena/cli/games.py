@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from arena import quickplay, report
+from arena import interrupts, quickplay, report
 from arena.tournament import Settings
 from referee.games import GAMES, get_game
 from referee.match import Clocks, Match
@@ -65,10 +65,11 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
     (a tournament of format "play"), and the output names its game ids: open
     them with `arena replay ID --db PATH`, `arena serve --db PATH` or `arena
     export-html`. Program bots are registered there as `arena bot add` would
-    (named after their file or folder, a new version when the code changed),
-    and the stored copies play. A quick play is never rated: a test against
-    the built-ins leaves every leaderboard, and its rebuild, as it was. Each
-    run adds a new quick play; none is resumed.
+    (named after their file or folder, a new version when the code changed).
+    A quick play is never rated: a test against the built-ins leaves every
+    leaderboard, and its rebuild, as it was. Each run adds a new quick play;
+    none is resumed. A database that keeps a ladder is refused (a ladder enters
+    every registered bot): keep quick tests in a database of their own.
 
     Interrupted by Ctrl-C or SIGTERM, it prints the games already finished (as
     JSON with --json; with --db, those are stored) and exits with status 130
@@ -98,15 +99,16 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
                 session = quickplay.start(store, game=game, bots=bots, count=count,
                                           seed=seed, options=options, settings=settings,
                                           name=name, log_dir=log_dir)
-            match = Match(game, session.bots if session else bots, count, seed, options,
+            match = Match(game, bots, count, seed, options,
                           settings.clocks, log_dir, settings.sandbox, settings.limits,
                           labels=session.labels if session else None,
                           game_logs=session is None)  # stored, the logs go by game id
 
             def finished(record: GameRecord) -> None:
-                if session is not None:
-                    session.keep(record)  # stored before it is reported
-                records.append(record)
+                with interrupts.deferred():  # stored and reported, or neither
+                    if session is not None:
+                        session.keep(record)
+                    records.append(record)
 
             match.run(on_game=finished)
         except (*ERRORS, ResultError) as err:
