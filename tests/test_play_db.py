@@ -156,8 +156,9 @@ def test_quick_plays_leave_the_leaderboard_its_rebuild_and_head_to_head_alone(
     with closing(StoreReader(with_play)) as a, closing(StoreReader(without)) as b:
         assert len(a.game_ids()) == len(b.game_ids()) + 6
         assert a.head_to_head_pairs("stop-me") == b.head_to_head_pairs("stop-me")
-        board = a.leaderboard("stop-me")
-        assert board is not None and board.rated_games == b.leaderboard("stop-me").rated_games
+        board, other = a.leaderboard("stop-me"), b.leaderboard("stop-me")
+        assert board is not None and other is not None
+        assert board.rated_games == other.rated_games
         # The play's unrated games sort before the second tournament's: were they counted
         # as waiting, every update of the board would be a whole rebuild.
         assert not a.unrated_before("stop-me", board.last_key)
