@@ -23,7 +23,8 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 REDELIVER_S = 0.02
@@ -95,3 +96,24 @@ def _send(thread: int, signum: int) -> None:
         signal.pthread_kill(thread, signum)
     except (OSError, ValueError):  # the main thread has ended: the process is exiting
         pass
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM back until the block is done, then deliver the first one
+    that came, to the handlers in force before it (main thread only).
+
+    For a step that must happen whole: ``arena play --db`` storing a finished game and
+    counting it as reported, so that a signal between the two leaves no game stored
+    but unreported (issue 19 §4)."""
+    caught: list[int] = []
+    signums = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum))
+                for s in signums}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            signal.raise_signal(caught[0])  # its handler raises here, as it would have

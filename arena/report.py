@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,3 +100,27 @@ def print_check(findings: Any) -> None:
         table = games_table(findings.records, len(findings.records[0].seats))
         table.title = "Games (the bot is seat 0)"
         console.print(table)
+
+
+def id_ranges(ids: Sequence[int]) -> str:
+    """Game ids as runs (``5..9, 12``): a long quick play's ids stay one short line."""
+    runs: list[list[int]] = []
+    for i in ids:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in runs)
+
+
+def print_stored(stored: dict[str, Any]) -> None:
+    """Where ``arena play --db`` stored its games (:meth:`arena.quickplay.QuickPlay.summary`)
+    and how to look at them."""
+    console = _console()
+    ids = stored["game_ids"]
+    console.print(f"stored {len(ids)} game(s) in {stored['db']} as quick play "
+                  f"{stored['play']!r} (tournament {stored['tournament_id']}, not rated)"
+                  + (f": game ids {id_ranges(ids)}" if ids else ""), soft_wrap=True)
+    if stored["replay"]:  # not wrapped: the commands are copied from here
+        console.print(f"replay one with: {stored['replay']}; or see them all with: "
+                      f"arena serve --db {shlex.quote(stored['db'])}", soft_wrap=True)

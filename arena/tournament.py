@@ -19,7 +19,7 @@ from typing import Any
 
 from leaderboard import board
 from leaderboard.ratings import Environment
-from leaderboard.store import BUILTIN_KIND, Store, StoreError, as_dicts
+from leaderboard.store import BUILTIN_KIND, PLAY_FORMAT, Store, StoreError, as_dicts
 from referee.builtin import is_builtin, make_builtin
 from referee.games import canonical_json, get_game
 from referee.match import Clocks
@@ -176,6 +176,9 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
     if t["format"] == LADDER:  # its schedule grows as it runs: only its runner plays it
         raise StoreError(f"{t['name']!r} is a ladder: continue it with "
                          f"arena ladder run {t['game']} --name {t['name']}")
+    if t["format"] == PLAY_FORMAT:  # played by its own `arena play`, unrated: not resumed
+        raise StoreError(f"{t['name']!r} is a quick play (arena play --db): it is not "
+                         f"resumed; play more games with arena play --db")
     settings = Settings.from_json(t["settings"])
     executor.check_sandbox(settings.sandbox)
     missing = store.missing_games(t["id"])

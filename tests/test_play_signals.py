@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import GOOD_BOT, bot_file, processes_mentioning
+from .helpers import GOOD_BOT, arena, bot_file, processes_mentioning
 
 ROOT = Path(__file__).resolve().parents[1]
 # About half a second a game: a 200-game match is far from over when the signal comes.
@@ -145,3 +146,35 @@ def test_a_signal_that_lands_in_a_fork_still_stops_play(tmp_path: Path, signum: 
     assert proc.returncode == status, err[-2000:]
     assert "interrupted by" in err
     assert processes_mentioning(tmp_path.name, grace_s=10.0) == [], "a bot outlived the referee"
+
+
+@pytest.mark.parametrize(("how", "status"), [("sigterm", 143), ("sigint", 130)])
+def test_an_interrupted_play_keeps_its_finished_games_stored(tmp_path: Path, how: str,
+                                                             status: int) -> None:
+    """Issue 19 §4: with --db, the games finished before the signal are stored (the ones
+    the JSON reports, no more, no fewer), and the next run adds games beside them."""
+    db = tmp_path / "quick.db"
+    proc, logs, bot = _start(tmp_path, "--json", "--db", str(db))
+    _wait_for_games(proc, logs, 3)  # stored games leave game-ID.json in the log folder
+    if how == "sigterm":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    data = json.loads(out)
+    stored = data["stored"]
+    with sqlite3.connect(db) as conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM games ORDER BY id")]
+        finished = conn.execute("SELECT finished_at FROM tournaments").fetchone()[0]
+    assert 3 <= len(ids) < 200 and stored["game_ids"] == ids
+    assert len(data["games"]) == len(ids)
+    assert finished is None  # interrupted: 200 scheduled, fewer played
+    assert processes_mentioning(str(bot)) == []
+    again = arena("play", "stop-me", str(bot), "builtin:random", "--games", "2", "--json",
+                  db=db)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["stored"]["game_ids"] == [ids[-1] + 1, ids[-1] + 2]
+    replayed = arena("replay", str(ids[-1]), db=db)
+    assert replayed.returncode == 0 and "seat 0: steady_bot v1" in replayed.stdout

@@ -9,7 +9,7 @@ columns hold JSON text, times are ISO 8601 UTC strings. See docs/architecture.md
 """
 
 from . import rows
-from .base import BUILTIN_KIND, BUILTIN_PREFIX, demo_hint, now
+from .base import BUILTIN_KIND, BUILTIN_PREFIX, PLAY_FORMAT, demo_hint, now
 from .errors import (
     NameTaken,
     StoreBusyError,
@@ -25,7 +25,8 @@ from .writer import BUSY_TIMEOUT_S, Store, check_tournament_name, dumps
 from .writes_submissions import SubmissionLimitError
 
 __all__ = [
-    "APPLICATION", "BUILTIN_KIND", "BUILTIN_PREFIX", "BUSY_TIMEOUT_S", "READ_BUSY_TIMEOUT_S",
+    "APPLICATION", "BUILTIN_KIND", "BUILTIN_PREFIX", "BUSY_TIMEOUT_S", "PLAY_FORMAT",
+    "READ_BUSY_TIMEOUT_S",
     "SCHEMA_VERSION", "NameTaken", "Order", "Store", "StoreBusyError", "StoreCorruptError",
     "StoreError", "StoreReadOnlyError", "StoreReader", "SubmissionLimitError", "as_dicts", "check_tournament_name",
     "demo_hint", "dumps", "now", "rows",

@@ -23,6 +23,14 @@ BUILTIN_PREFIX = "builtin:"
 """Bot names of this prefix are the built-in policies (referee.builtin), never a program."""
 BUILTIN_KIND = "builtin"
 
+PLAY_FORMAT = "play"
+"""The format of a quick play's tournament (``arena play --db``, issue 19 §4): its games
+are stored and replayable, but never rated, so that a bot author's quick test leaves
+every leaderboard as it was."""
+COMPETES = (f"g.tournament_id NOT IN (SELECT id FROM tournaments "
+            f"WHERE format = '{PLAY_FORMAT}')")
+"""SQL over ``games g``: the game counts for the leaderboards (it is no quick play's)."""
+
 
 def now() -> str:
     """The current time as an ISO 8601 UTC string."""

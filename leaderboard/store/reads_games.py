@@ -162,6 +162,11 @@ class GameReads(Connection):
         return int(self._scalar("SELECT COUNT(*) AS n FROM games WHERE tournament_id = ?",
                                 (tournament_id,)))
 
+    def tournament_game_ids(self, tournament_id: int) -> list[int]:
+        """The ids of the tournament's stored games, by index."""
+        return [r["id"] for r in self._rows("SELECT id FROM games WHERE tournament_id = ? "
+                                            "ORDER BY idx", (tournament_id,))]
+
     def stored_game(self, game_id: int) -> StoredGame | None:
         """A stored game whole, with its tournament's name and options; None if unknown."""
         row = self._one(

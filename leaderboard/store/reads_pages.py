@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .base import Connection, marks
+from .base import COMPETES, Connection, marks
 from .rows import BotRow
 from .rows_pages import (
     EntrantStanding,
@@ -59,15 +59,16 @@ class PageReads(Connection):
 
     def pair_games(self, game: str, a: int, b: int, limit: int) -> list[PairGame]:
         """The newest ``limit`` games of ``game`` in which bot versions ``a`` and ``b``
-        both sat (void ones left out, as the head-to-head counts leave them), newest
-        first, with each one's seat and rank."""
+        both sat (void ones and quick plays left out, as the head-to-head counts leave
+        them), newest first, with each one's seat and rank."""
         return [PairGame(**r) for r in self._rows(
             "SELECT g.id, t.name AS tournament, t.id AS tid, g.idx, g.finished_at, "
             "x.seat AS a_seat, x.rank AS a_rank, y.seat AS b_seat, y.rank AS b_rank "
             "FROM seats x JOIN seats y ON y.game_id = x.game_id AND y.bot_id = ? "
             "AND y.seat != x.seat JOIN games g ON g.id = x.game_id "
             "JOIN tournaments t ON t.id = g.tournament_id "
-            "WHERE x.bot_id = ? AND g.game = ? AND g.void = 0 ORDER BY g.id DESC LIMIT ?",
+            f"WHERE x.bot_id = ? AND g.game = ? AND g.void = 0 AND {COMPETES} "
+            "ORDER BY g.id DESC LIMIT ?",
             (b, a, game, limit))]
 
     def entrant_standings(self, tournament_id: int) -> list[EntrantStanding]:

@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from enum import StrEnum
 
-from .base import Connection
+from .base import COMPETES, Connection
 from .rows import (
     HeadToHeadPair,
     HeadToHeadPlayer,
@@ -65,7 +65,8 @@ class RatingReads(Connection):
         """The stored games of ``game`` in ``order``, void ones included, each whole with
         its seats: only those after key ``after`` and up to key ``through`` (keys of
         ``order``: see :meth:`StoredResult.key`), only rated ones, only tournament
-        ``tournament_id``'s.
+        ``tournament_id``'s. Quick plays' games (``arena play --db``) are left out
+        unless their tournament is the one asked for: no leaderboard rates them.
 
         Streamed from one cursor: a rebuild of a large leaderboard holds one game at a time.
         """
@@ -84,6 +85,8 @@ class RatingReads(Connection):
         if tournament_id is not None:
             where.append("g.tournament_id = ?")
             params.append(tournament_id)
+        else:
+            where.append(COMPETES)
         numbered = self._has_column("schedule", "match_no")
         if not numbered:  # an older schema, read as it is: no ladder order there
             key = key.replace("COALESCE(sc.match_no, 0)", "0")
@@ -126,9 +129,11 @@ class RatingReads(Connection):
 
     def unrated_before(self, game: str, key: tuple[int, ...],
                        order: Order | str = Order.CANONICAL) -> bool:
-        """Whether a game of ``game`` not rated yet sorts before ``key`` in ``order``."""
+        """Whether a game of ``game`` not rated yet sorts before ``key`` in ``order``
+        (a quick play's, never rated, does not count: else every update would rebuild)."""
         return self._one(f"SELECT 1 AS x FROM games g {_SCHEDULE} WHERE g.game = ? AND "
-                         f"g.rated = 0 AND {_KEY[Order(order)]} < {_marks(key)} LIMIT 1",
+                         f"g.rated = 0 AND {COMPETES} AND "
+                         f"{_KEY[Order(order)]} < {_marks(key)} LIMIT 1",
                          (game, *key)) is not None
 
     def match_no_of(self, tournament_id: int, idx: int) -> int:
@@ -153,21 +158,23 @@ class RatingReads(Connection):
             "ORDER BY conservative DESC, b.name, b.version", (game,))]
 
     def head_to_head_players(self, game: str) -> list[HeadToHeadPlayer]:
-        """The bot versions that played ``game`` (void games aside), leaderboard order
-        first, then the unrated by name and version."""
+        """The bot versions that played ``game`` (void games and quick plays aside),
+        leaderboard order first, then the unrated by name and version."""
         return [HeadToHeadPlayer(**r) for r in self._rows(
             "SELECT b.id, b.name, b.version, r.mu - 3 * r.sigma AS conservative FROM bots b "
             "JOIN (SELECT DISTINCT s.bot_id FROM seats s JOIN games g ON g.id = s.game_id "
-            "WHERE g.game = ? AND g.void = 0) p ON p.bot_id = b.id "
+            f"WHERE g.game = ? AND g.void = 0 AND {COMPETES}) p ON p.bot_id = b.id "
             "LEFT JOIN ratings r ON r.bot_id = b.id AND r.game = ? "
             "ORDER BY conservative IS NULL, conservative DESC, b.name, b.version",
             (game, game))]
 
     def head_to_head_pairs(self, game: str) -> list[HeadToHeadPair]:
         """Per ordered pair of bot versions (a, b): the games of ``game`` where a finished
-        strictly ahead of b, and the games both played (void ones aside)."""
+        strictly ahead of b, and the games both played (void ones and quick plays
+        aside, as the leaderboard leaves them)."""
         return [HeadToHeadPair(**r) for r in self._rows(
             "SELECT a.bot_id AS a, b.bot_id AS b, SUM(a.rank < b.rank) AS ahead, "
             "COUNT(*) AS games FROM seats a JOIN seats b ON b.game_id = a.game_id "
             "AND b.bot_id != a.bot_id JOIN games g ON g.id = a.game_id "
-            "WHERE g.game = ? AND g.void = 0 GROUP BY a.bot_id, b.bot_id", (game,))]
+            f"WHERE g.game = ? AND g.void = 0 AND {COMPETES} GROUP BY a.bot_id, b.bot_id",
+            (game,))]
