@@ -26,9 +26,11 @@ FLOOD = 450
 """Undecodable messages before each answer: two decisions' worth fill the supervisor's
 report pipe (about 280 reports)."""
 CLOCKS = Clocks(deadline_ms=1000, time_bank_ms=1000, startup_ms=20_000, max_strikes=3)
-SLOWEST_MS = 250
-"""The honest bot's slowest decision, generous for a loaded 2-core machine (it works
-5 ms per decision; before the fix one decision took over 2,000 ms)."""
+SLOWEST_MS = 900
+"""The honest bot's slowest decision: under its 1,000 ms deadline, so the flood never
+brings it near a timeout. It works 5 ms per decision; before the fix one decision took
+over 2,000 ms. A tighter bound failed on a shared 2-core machine under load (433 ms
+while browsers ran beside the suite): the bound tells the stall from noise, no more."""
 
 HONEST = """\
 import time
