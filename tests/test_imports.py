@@ -10,7 +10,8 @@ slip past the rule. The most specific rule for a module applies:
   only itself and the standard library (it is bound into every sandbox, for bots to
   simulate a game), ``referee.policies`` only ``referee.games``, ``referee.builtin``
   ``referee.games`` and ``referee.policies``, ``referee.playthrough`` ``referee.games``
-  and ``referee.builtin``;
+  and ``referee.builtin``, ``referee.narration`` only itself and the standard library
+  (pure sentences, for the terminal and the web alike);
 - ``arena`` imports ``referee`` and ``leaderboard`` (and ``bots`` only in ``arena.demo``,
   to find the bundled bots' files); nothing but ``arena.__main__`` imports the command
   line, ``arena.cli``;
@@ -50,6 +51,7 @@ RULES = (  # the most specific prefix that matches a module applies
     Rule("referee.policies", ("referee.policies", "referee.games"), third_party=False),
     Rule("referee.builtin", ("referee.games", "referee.policies")),
     Rule("referee.playthrough", ("referee.games", "referee.builtin")),
+    Rule("referee.narration", ("referee.narration",), third_party=False),
     Rule("arena", ("arena", "referee", "leaderboard")),
     Rule("arena.demo", ("arena", "referee", "leaderboard", "bots")),
     Rule("arena.cli", ("arena", "referee", "leaderboard")),

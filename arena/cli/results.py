@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from arena.replay import narrate, seat_log
+from arena.replay import history_of, narrate, seat_log
 from leaderboard import board, views
 from referee.games import get_game
 
@@ -101,7 +101,15 @@ def results(game: str, tournament_key: str | None, bot_spec: str | None,
 @db_option
 @json_option
 def replay(game_id: int, seat: int | None, db_path: Path, as_json: bool) -> None:
-    """The stored event log of one game (GAME_ID from `arena results`), narrated."""
+    """One stored game (GAME_ID from `arena results`) told in sentences: each step's
+    decisions, the events they caused, and a summary at each round's end.
+
+    \b
+    Examples:
+      arena replay 7             # everything, every hidden card
+      arena replay 7 --seat 1    # only what seat 1 saw, and its own decisions
+      arena replay 7 --json      # the stored events and moves as JSON
+    """
     with opened(db_path) as store:
         row = store.stored_game(game_id)
         if row is None:
@@ -113,14 +121,15 @@ def replay(game_id: int, seat: int | None, db_path: Path, as_json: bool) -> None
                                  param_hint="--seat")
     events = json.loads(row.events)
     moves = json.loads(row.moves)
+    replayed = history_of(row.game, len(seats), row.seed, row.options, events, moves)
     seed: int | None = row.seed
-    if seat is not None:
-        events, moves = seat_log(events, moves, seat)
-        seed = None  # with it, every hidden card (RULES.md C3)
     if as_json:
+        if seat is not None:
+            events, moves = seat_log(events, moves, seat)
+            seed = None  # with it, every hidden card (RULES.md C3)
         echo_json({"id": game_id, "game": row.game, "tournament": row.tournament,
                    "seed": seed, "seats": seats, "seat": seat, "events": events,
                    "moves": moves})
-    else:
-        for line in narrate(row.game, seats, events, seat, moves):
+    else:  # the whole log: the narration keeps to the seat's part itself, by its steps
+        for line in narrate(row.game, seats, events, seat, moves, replayed):
             click.echo(line)

@@ -26,8 +26,9 @@ from markupsafe import Markup
 from leaderboard.store import StoreReader, as_dicts
 from leaderboard.web.data import boards, not_found
 from referee.games import GAMES
-from referee.history import History, public_view, visible
+from referee.history import History, public_view
 
+from ..replay import story
 from .templating import render, replay_scripts
 
 UP = "../"
@@ -96,41 +97,28 @@ def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
     return out
 
 
-def _shown(rebuilt: Rebuilt, seat: int | None) -> list[int]:
-    """The positions a perspective shows. The full view: every one. A seat: the setup,
-    each position where it was asked, and the end; what it saw live, no more. Between
-    its decisions others may have had a real choice or a forced one (RULES.md C3), and
-    their views then (a dagens-brott escape window, say) would tell which."""
-    every = range(len(rebuilt.bounds))
-    if seat is None:
-        return list(every)
-    asked = {i for i in every if i < len(rebuilt.to_act) and seat in rebuilt.to_act[i]}
-    return sorted(asked | {0, len(rebuilt.bounds) - 1})
-
-
 def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
-    """The JSON positions of one perspective: views as changed top-level keys, the events
-    and moves this perspective may see since the previous position shown, and who acts
-    (a seat's page names only itself)."""
+    """The JSON positions of one perspective: views as changed top-level keys; the events
+    (``[number, event, sentence]``) and decisions (``[seat, action, by, ms, sentence]``)
+    this perspective may see since the previous position shown, with the summaries of
+    the rounds that ended (``r``), told by :func:`arena.replay.story`, the narration
+    `arena replay` prints; and who acts (a seat's page names only itself)."""
     out: list[dict[str, Any]] = []
     before: Mapping[str, Any] = {}
-    start, previous = 0, 0
     views = rebuilt.views.get(seat) or [{}] * len(rebuilt.bounds)
-    for i in _shown(rebuilt, seat):
-        end = rebuilt.bounds[i]
+    names = [str(s["bot"]) for s in rebuilt.seats]
+    blocks = story(rebuilt.row["game"], names, rebuilt.events, rebuilt.moves, rebuilt.bounds,
+                   rebuilt.to_act, seat)
+    for block in blocks:
+        i = block.position
         view = views[i] if i < len(views) else {}
         diff = {k: v for k, v in view.items() if k not in before or before[k] != v}
         gone = [k for k in before if k not in view]
-        events = [[n + 1, e] for n, e in enumerate(rebuilt.events[start:end], start)
-                  if visible(e, seat)]
-        decided = [[int(s), m["action"], m.get("by", ""), m.get("ms", 0)]
-                   for step in range(previous + 1, i + 1) if step <= len(rebuilt.moves)
-                   for s, m in sorted(rebuilt.moves[step - 1].items(), key=lambda kv: int(kv[0]))
-                   if seat is None or int(s) == seat]
         acting = rebuilt.to_act[i] if i < len(rebuilt.to_act) else []
-        out.append({"d": diff, "x": gone, "e": events, "m": decided,
+        out.append({"d": diff, "x": gone, "e": block.events, "m": block.decisions,
+                    "r": block.summaries,
                     "a": acting if seat is None else [s for s in acting if s == seat]})
-        before, start, previous = view, end, i
+        before = view
     return out
 
 
