@@ -105,7 +105,8 @@
       slot.appendChild(under);
       if (c.outcome) {
         var o = el("div", "t-sd-out t-sd-" + c.outcome, OUTCOME[c.outcome] || c.outcome);
-        if (c.robbers.length) add(o, " ", dots(c.robbers));
+        // The robbers, when not all who chose it (some withdrew or were shot, 4.5).
+        if (c.robbers.length && c.robbers.join() !== c.choosers.join()) add(o, " ", dots(c.robbers));
         slot.appendChild(o);
       }
       if (mine && !c.card) slot.appendChild(el("div", "t-sd-out", "you peeked"));
