@@ -115,11 +115,12 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def games(db: Path, tournament_name: str) -> list[int]:
-    """The ids of a tournament's games, in order."""
+    """The ids of a tournament's games, in the order of its schedule (an id is given when
+    a game ends, and two run at once)."""
     with closing(sqlite3.connect(db)) as con:
         return [r[0] for r in con.execute(
             "SELECT g.id FROM games g JOIN tournaments t ON t.id = g.tournament_id "
-            "WHERE t.name = ? ORDER BY g.id", (tournament_name,))]
+            "WHERE t.name = ? ORDER BY g.idx", (tournament_name,))]
 
 
 def beats(db: Path) -> tuple[int, int]:
