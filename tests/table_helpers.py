@@ -151,3 +151,19 @@ def check_replay(driver: Any, base: str, db: Path, game_id: int, seat: int | Non
             driver.save_screenshot(str(ARTIFACTS / f"{shot}.png"))
         checked += 1
     return checked
+
+
+def css_selectors(game: str) -> list[str]:
+    """The selectors of ``game``'s block in arena.css: from its comment ``/* The GAME
+    table (issue 19 §1). */`` to the next game's block or the end of the file (each
+    renderer's rules in one block of its own, so that they merge cleanly)."""
+    css = (ROOT / "arena" / "web" / "static" / "arena.css").read_text(encoding="utf-8")
+    head = f"/* The {game} table (issue 19 §1). */"
+    assert css.count(head) == 1, f"arena.css has {css.count(head)} blocks {head!r}"
+    block = css[css.index(head) + len(head):]
+    after = re.search(r"^/\* The [\w-]+ table \(issue 19 §1\)\. \*/$", block, re.MULTILINE)
+    block = block[:after.start()] if after else block
+    body = re.sub(r"@media[^{]*\{", "", re.sub(r"/\*.*?\*/", "", block, flags=re.DOTALL))
+    return [s.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", body)
+            for s in rule.split(",")]
+

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import threading
 from collections import Counter
@@ -33,7 +32,14 @@ from leaderboard.store import Store
 from referee.games import new_game
 
 from .browser_helpers import HAVE_BROWSER, chromium
-from .table_helpers import ARTIFACTS, browser_errors, check_replay, positions, table_db
+from .table_helpers import (
+    ARTIFACTS,
+    browser_errors,
+    check_replay,
+    css_selectors,
+    positions,
+    table_db,
+)
 
 ROOT = Path(__file__).parent.parent
 STATIC = ROOT / "arena" / "web" / "static"
@@ -214,15 +220,7 @@ def test_the_renderer_sets_text_and_no_inline_style() -> None:
 def test_its_css_is_one_block_at_the_end_every_selector_its_own() -> None:
     """The block starts with its comment and ends at the next game's block (or the end
     of the file): every selector in it starts with .t-sm, so the blocks merge cleanly."""
-    css = (STATIC / "arena.css").read_text()
-    head = "/* The stop-me table (issue 19 §1). */"
-    assert css.count(head) == 1
-    block = css[css.index(head) + len(head):]
-    after = re.search(r"^/\* The [\w-]+ table \(issue 19 §1\)\. \*/$", block, re.MULTILINE)
-    block = block[:after.start()] if after else block
-    body = re.sub(r"@media[^{]*\{", "", re.sub(r"/\*.*?\*/", "", block, flags=re.DOTALL))
-    selectors = [s.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", body)
-                 for s in rule.split(",")]
+    selectors = css_selectors("stop-me")
     assert selectors and all(s.startswith(".t-sm ") for s in selectors), selectors
 
 
