@@ -294,6 +294,23 @@ def test_registry_information_is_complete(game_id: str) -> None:
 
 
 # ------------------------------------------------- declared type and info (issue 14 §6)
+PUBLIC_PARTS = {"stop-me": {"table"}}
+"""The private keys whose public part a game's public view keeps (stop-me: the gangsters
+on the table, not the cards on them)."""
+
+
+def contained(small: Any, big: Any) -> bool:
+    """Whether ``small`` is part of ``big``: a dict's keys with contained values, a list
+    of as many contained entries, or an equal value."""
+    if isinstance(small, dict):
+        return isinstance(big, dict) and all(k in big and contained(v, big[k])
+                                             for k, v in small.items())
+    if isinstance(small, list):
+        return (isinstance(big, list) and len(small) == len(big)
+                and all(contained(a, b) for a, b in zip(small, big, strict=True)))
+    return bool(small == big)
+
+
 def info_problems(game: Game, info: GameInfo) -> list[str]:
     """What in ``game``'s state now breaks its declared GameType or ``info``."""
     kind = type(game).game_type
@@ -310,6 +327,14 @@ def info_problems(game: Game, info: GameInfo) -> list[str]:
     if not differ <= set(kind.private_keys):
         problems.append(f"keys {sorted(differ - set(kind.private_keys))} differ between seats' "
                         "views but are not declared private")
+    public = game.public_view()
+    for s, view in enumerate(views):
+        # Issue 19 §3: a spectator sees nothing that some seat does not see alike.
+        if not contained(public, view):
+            problems.append(f"the public view is not contained in seat {s}'s view")
+    if set(public) & set(kind.private_keys) - PUBLIC_PARTS.get(game.id, set()):
+        problems.append(f"the public view holds private keys "
+                        f"{sorted(set(public) & set(kind.private_keys))}")
     for where, view in [("full view", game.full_view()), *(
             (f"seat {s}'s view", v) for s, v in enumerate(views))]:
         for key in kind.seat_keys:
@@ -403,6 +428,27 @@ def test_the_info_check_catches_a_view_that_breaks_the_declaration(game_id: str)
     if not game.over:
         game.apply(random_joint(game, SplitMix64(4)))
     assert any("max_steps 1" in p for p in info_problems(game, info))
+
+
+@pytest.mark.parametrize("game_id", list(GAMES))
+def test_the_info_check_catches_a_public_view_that_tells_a_secret(game_id: str) -> None:
+    """A public view with one seat's own information, or the full view's, is caught."""
+    cls = GAMES[game_id]
+
+    class Leaky(cls):  # type: ignore[misc, valid-type]
+        def public_view(self) -> dict[str, Any]:
+            return self.view(0)
+
+    class Omniscient(cls):  # type: ignore[misc, valid-type]
+        def public_view(self) -> dict[str, Any]:
+            return {**super().public_view(), **{k: v for k, v in self.full_view().items()
+                                                if k not in self.view(1)}}
+
+    for leaky in (Leaky, Omniscient):
+        game = leaky(max(3, cls.min_players), 3)
+        assert info_problems(game, leaky.game_info(game.players)), leaky.__name__
+    sound = cls(max(3, cls.min_players), 3)
+    assert not info_problems(sound, cls.game_info(sound.players))
 
 
 @pytest.mark.parametrize(("game_id", "players"), CASES)

@@ -347,6 +347,18 @@ class Game(ABC):
     def full_view(self) -> dict[str, Any]:
         """The omniscient observation, for replays and debugging."""
 
+    def public_view(self) -> dict[str, Any]:
+        """What every seat sees alike, and so what a spectator may see while the game
+        runs (issue 19 §3): a seat's view without the game's ``private_keys``, the keys
+        that may differ between seats (RULES.md C4; the conformance suite checks that
+        every other key is the same in every seat's view). A game whose private key has
+        a public part (stop-me's table: which gangsters lie there, not the cards on
+        them) adds that part; it must be contained in every seat's view."""
+        view = self.view(0)
+        for key in self.game_type.private_keys:
+            view.pop(key, None)
+        return view
+
     @abstractmethod
     def _standings(self) -> tuple[list[Any], list[int | float], list[dict[str, Any]]]:
         """Per seat: a ranking key (higher is better), a score and details, for :meth:`_finish`."""

@@ -369,6 +369,14 @@ class StopMe(Game):
         view["hand"] = {GO: self.go[seat], STOP: int(self.stop[seat])}
         return view
 
+    def public_view(self) -> dict[str, Any]:
+        """Every seat's view but its own: the gangsters on the table without the cards
+        laid on them (R3: face down; each seat sees only its own, ``mine``)."""
+        view = super().public_view()
+        if self._result is None:
+            view["table"] = [{"gangster": g.value, "slot": g.slot} for g in self.table]
+        return view
+
     def full_view(self) -> dict[str, Any]:
         """Everything, including every face-down card, the pile order and token values."""
         view = self.view(0)
