@@ -34,8 +34,7 @@ from leaderboard.store import Store
 from referee.games import new_game
 
 from .browser_helpers import HAVE_BROWSER, browser_errors, chromium
-from .table_helpers import (ARTIFACTS, ROOT, check_replay, hidden_cards, positions, table_db,
-                            walk)
+from .table_helpers import ARTIFACTS, ROOT, check_replay, hidden_cards, positions, table_db, walk
 from .test_web import serving, viewport
 
 STATIC = ROOT / "arena" / "web" / "static"
@@ -191,7 +190,7 @@ def test_the_renderer_sets_text_and_classes_only() -> None:
     assert 'T.register("dagens-brott"' in js
     css = (STATIC / "arena.css").read_text()
     block = css[css.index("/* The dagens-brott table (issue 19 §1)."):]
-    rules = re.sub(r"/\*.*?\*/", "", block, flags=re.S)
+    rules = re.sub(r"/\*.*?\*/", "", block, flags=re.DOTALL)
     selectors = [s.strip() for part in re.findall(r"(?:^|[{}])([^{}@]+)\{", rules)
                  for s in part.split(",")]
     assert selectors and all(s.startswith(".t-db") for s in selectors if s), selectors
