@@ -218,7 +218,11 @@
       if (ctx.seat === s) hand.setAttribute("data-zone", "hand");
       box.appendChild(hand);
       var won = view.crimes_won[s] || [];
-      if (won.length) box.appendChild(T.row(won.map(function (c) { return crimeCard(c, true); }), "t-db-won"));
+      if (won.length) {
+        var wonRow = T.row(won.map(function (c) { return crimeCard(c, true); }), "t-db-won");
+        wonRow.insertBefore(T.el("span", "muted", "crimes won:"), wonRow.firstChild);
+        box.appendChild(wonRow);
+      }
     }
     var pad = view.score_pad, row = pad.length ? pad[pad.length - 1][s] : 0;
     box.appendChild(T.add(T.el("div", "t-db-pts"),
