@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from arena.web import make_server
 
 HAVE_BROWSER = bool(shutil.which("chromium")) and Path("/usr/bin/chromedriver").exists()
 """Whether chromium and chromium-driver are installed (a browser test is skipped
@@ -43,3 +46,24 @@ def browser_errors(driver: Any) -> list[dict[str, Any]]:
     """The browser's SEVERE log entries since the last call: a script error, something
     the CSP blocked, a file missing."""
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def start(db_path: Path, busy_timeout_s: float = 2.0) -> tuple[Any, str]:
+    server = make_server(db_path, "127.0.0.1", 0, busy_timeout_s)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def serving(db_path: Path) -> Iterator[str]:
+    """A fixture's server over ``db_path``: its URL, then its shutdown."""
+    server, url = start(db_path)
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def viewport(driver: Any, width: int, height: int) -> None:
+    """Size the window so that the page itself gets ``width`` x ``height`` pixels."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])

@@ -20,7 +20,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -32,13 +31,12 @@ import pytest
 
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
-from arena.web import make_server
 from arena.web.templating import replay_scripts
 from leaderboard.confidence import chance
 from leaderboard.store import Store, StoreReader
 from referee.games import new_game
 
-from .browser_helpers import HAVE_BROWSER, chromium
+from .browser_helpers import HAVE_BROWSER, chromium, serving, start, viewport
 from .helpers import arena
 
 ROOT = Path(__file__).parent.parent
@@ -93,20 +91,6 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def fingerprint(path: Path) -> tuple[str, int]:
     return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
-
-
-def start(db_path: Path, busy_timeout_s: float = 2.0) -> tuple[Any, str]:
-    server = make_server(db_path, "127.0.0.1", 0, busy_timeout_s)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
-
-
-def serving(db_path: Path) -> Iterator[str]:
-    """A fixture's server over ``db_path``: its URL, then its shutdown."""
-    server, url = start(db_path)
-    yield url
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -565,13 +549,6 @@ def browser() -> Iterator[Any]:
 DOCS_SHOTS = {"index", "leaderboard", "bot", "bot-faults", "head-to-head", "tournaments",
               "tournament", "replay-step", "replay-seat", "phone-replay", "error-404",
               "bot-recent", "head-to-head-cell", "tournament-standings", "phone-leaderboard"}
-
-
-def viewport(driver: Any, width: int, height: int) -> None:
-    """Size the window so that the page itself gets ``width`` x ``height`` pixels."""
-    driver.set_window_size(width, height)
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
 
 
 def shot(driver: Any, name: str) -> None:
