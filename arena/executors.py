@@ -37,6 +37,8 @@ from referee.sandbox import check_mode
 
 from .jobs import (
     GamePlayed,
+    GameStep,
+    LiveHook,
     MatchDone,
     MatchFailed,
     MatchJob,
@@ -88,7 +90,15 @@ class Producer:
 
 
 class Executor(ABC):
-    """Plays match jobs and streams their outcomes as they happen (issue 14 §3)."""
+    """Plays match jobs and streams their outcomes as they happen (issue 14 §3).
+
+    ``live``, if set, is called in the caller's process and thread with each game's
+    progress (:class:`arena.jobs.GameStep`, issue 19 §3), between outcomes: the one
+    writer keeps it for the pages that show a game as it plays. Progress is lossy (at
+    most one report per game per :data:`arena.jobs.LIVE_EVERY_S`; one a busy worker
+    could not send is dropped) and is never an outcome."""
+
+    live: LiveHook | None = None
 
     @abstractmethod
     def stream(self, jobs: Iterable[MatchJob | None]) -> Generator[Outcome, None, None]:
@@ -128,7 +138,7 @@ class InlineExecutor(Executor):
             if job is None:  # an idle producer (issue 16 §1): nothing plays meanwhile
                 time.sleep(POLL_S)
                 continue
-            yield from play_job(job)
+            yield from play_job(job, live=self.live)
 
 
 def for_workers(workers: int | None) -> Executor:
@@ -305,6 +315,14 @@ class _Run:
             if key not in self.unreadable:
                 self.unreadable.add(key)
                 yield MatchFailed(key, str(err))
+            return
+        if isinstance(outcome, GameStep):
+            if self.executor.live is not None:
+                try:
+                    self.executor.live(outcome)
+                except Exception:
+                    log.warning("match %d: its progress is not kept", outcome.key,
+                                exc_info=True)
             return
         if isinstance(outcome, MatchDone):
             if outcome.key == slot.job:

@@ -15,7 +15,9 @@ record of an unknown schema version by name.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+import logging
+import time
+from collections.abc import Callable, Generator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,8 @@ from referee.match import Clocks, Match
 from referee.programs import BotProgram
 from referee.records import GameRecord, ResultError, decode_record, encode_record
 from referee.sandbox import Limits
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,13 @@ class MatchJob:
     labels: tuple[str, ...] | None = None
     """Each seat's bot as the store names it (``NAME@VERSION``), for its log files."""
 
-    def play(self, prebuilt: Mapping[Path, BotProgram] | None = None
-             ) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Mapping[Path, BotProgram] | None = None,
+             live: LiveHook | None = None) -> Generator[Outcome, None, None]:
         """Play the match here: a :class:`GamePlayed` as each game ends, then the
         :class:`MatchLogs` of each program seat's captured output (stderr, capped per
         match; kept in ``log_dir`` too when one is given). Errors propagate.
-        ``prebuilt``: bots already built, by path (:class:`referee.match.Match`)."""
+        ``prebuilt``: bots already built, by path (:class:`referee.match.Match`);
+        ``live``: where each game in progress reports its moves (:class:`GameStep`)."""
         # Named by its owner: the next run removes it if this one is killed (issue 13 A11).
         with scratch.TemporaryDirectory("arena-logs-") as folder:
             log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
@@ -62,7 +67,8 @@ class MatchJob:
                           seeds=[g["seed"] for g in self.games], labels=self.labels,
                           # The organiser writes each game's file, named by its database
                           # id (issue 13 B6): only it knows the id.
-                          game_logs=False, prebuilt=prebuilt)
+                          game_logs=False, prebuilt=prebuilt,
+                          on_step=None if live is None else _Reporter(self.key, live))
             with closing(match.stream()) as games:
                 for record in games:
                     yield GamePlayed(self.key, record.index, record)
@@ -106,12 +112,51 @@ Outcome = GamePlayed | MatchLogs | MatchFailed | MatchDone
 """What playing a match yields, in order: games, then logs or a failure, then done."""
 
 
-def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None
-             ) -> Generator[Outcome, None, None]:
+class GameStep(msgspec.Struct, frozen=True, tag="step"):
+    """Game ``position`` of match ``key`` is in progress: its moves so far (issue 19 §3).
+    Not an :data:`Outcome`: an executor hands it to its ``live`` hook, never stores
+    from it, and may drop it (a newer one, or the game's end, supersedes it)."""
+
+    key: int
+    position: int
+    moves: list[dict[str, Any]]
+
+
+LIVE_EVERY_S = 0.5
+"""How often a game in progress reports its moves, at most (the first step at once): a
+watcher is at most this far behind, and a long game costs its writer two rows a second."""
+
+LiveHook = Callable[[GameStep], None]
+"""Where a game in progress reports: called in the worker (it sends it on) or in the
+organiser itself (the inline executor), never allowed to fail the game."""
+
+
+class _Reporter:
+    """A match's :class:`GameStep`s, at most one per :data:`LIVE_EVERY_S` per game."""
+
+    def __init__(self, key: int, hook: LiveHook, every_s: float = LIVE_EVERY_S) -> None:
+        self.key, self.hook, self.every_s = key, hook, every_s
+        self.last: dict[int, float] = {}
+
+    def __call__(self, index: int, moves: list[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        if now - self.last.get(index, -self.every_s) < self.every_s:
+            return
+        self.last[index] = now
+        try:
+            self.hook(GameStep(self.key, index, list(moves)))  # the game plays on
+        except Exception:
+            log.warning("match %d: game %d's progress not reported", self.key, index,
+                        exc_info=True)
+
+
+def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None,
+             live: LiveHook | None = None) -> Generator[Outcome, None, None]:
     """Everything playing ``job`` yields: a failure is a :class:`MatchFailed`, never an
-    exception (the other matches play on); :class:`MatchDone` always comes last."""
+    exception (the other matches play on); :class:`MatchDone` always comes last. Each
+    game in progress reports to ``live``, if given."""
     try:
-        yield from job.play(prebuilt) if prebuilt else job.play()
+        yield from job.play(prebuilt, live) if prebuilt or live else job.play()
     except Exception as err:  # noqa: BLE001 - any failure of a match is reported
         yield MatchFailed(job.key, f"{type(err).__name__}: {err}")
     yield MatchDone(job.key)
@@ -126,11 +171,11 @@ class _GameBytes(msgspec.Struct, frozen=True, tag="game"):
     record: msgspec.Raw
 
 
-_WIRE = msgspec.msgpack.Decoder(_GameBytes | MatchLogs | MatchFailed | MatchDone)
+_WIRE = msgspec.msgpack.Decoder(_GameBytes | MatchLogs | MatchFailed | MatchDone | GameStep)
 _ENCODER = msgspec.msgpack.Encoder()
 
 
-def encode_outcome(outcome: Outcome) -> bytes:
+def encode_outcome(outcome: Outcome | GameStep) -> bytes:
     """``outcome`` as msgpack bytes, for :func:`decode_outcome` in another process."""
     if isinstance(outcome, GamePlayed):
         return _ENCODER.encode(_GameBytes(outcome.key, outcome.position,
@@ -138,7 +183,7 @@ def encode_outcome(outcome: Outcome) -> bytes:
     return _ENCODER.encode(outcome)
 
 
-def decode_outcome(data: bytes) -> Outcome:
+def decode_outcome(data: bytes) -> Outcome | GameStep:
     """An outcome from :func:`encode_outcome`'s bytes; ResultError if they are not one,
     or hold a game record of an unknown schema version (issue 14 §2)."""
     try:

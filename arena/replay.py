@@ -29,6 +29,7 @@ __all__ = ["Block", "narrate", "seat_log", "shown", "story", "visible"]
 class Block:
     """What one position of a perspective tells: the decisions that led to it as
     ``[seat, action, by, ms, sentence]``, the events as ``[number, event, sentence]``
+    (and a fourth entry, the summaries the event ends, when it ends a round or the game)
     (numbered from 1 among the events the perspective sees: a seat's numbers do not
     count the events hidden from it) and the summaries of what ended there."""
 
@@ -71,7 +72,9 @@ def story(game: str, names: Sequence[str], events: Sequence[Mapping[str, Any]],
         for e in caused:
             said, ended = teller.feed(e)
             told += 1
-            block.events.append([told, e, said])
+            # The summaries an event ends follow it at once (a round's, before the next
+            # round's first events of the same step).
+            block.events.append([told, e, said, ended] if ended else [told, e, said])
             block.summaries += ended
         out.append(block)
         start, previous = bounds[i], i
@@ -116,10 +119,10 @@ def narrate(game: str, seats: Sequence[dict[str, Any]], events: Sequence[Mapping
             yield "before its first decision:"
         for _, _, by, ms, said in block.decisions:
             yield printable(f"   > {said} ({by}, {ms:g} ms)")
-        for n, e, said in block.events:
+        for n, e, said, *ended in block.events:
             yield printable(f"{n:4d}. {said}{_mark(e)}")
-        for said in block.summaries:
-            yield printable(f"   = {said}")
+            for summary in ended[0] if ended else ():
+                yield printable(f"   = {summary}")
     if len(bounds) == 1 and moves:  # not rebuilt: the decisions after the events
         teller = narrator(game, names)
         yield "decisions:" if seat is None else f"seat {seat}'s decisions:"

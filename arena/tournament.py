@@ -28,6 +28,7 @@ from referee.sandbox import Limits
 from referee.text import hidden
 
 from .executors import Executor, GamePlayed, MatchFailed, MatchJob, MatchLogs
+from .jobs import GameStep
 from .schedule import ScheduleError, make_schedule
 
 log = logging.getLogger(__name__)
@@ -223,6 +224,13 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
         progress.errors.append(f"match {key}: {error}")
         log.error("tournament %s, match %d: %s", name, key, error)
 
+    def live(step: GameStep) -> None:
+        job = by_key.get(step.key)
+        if job is not None and 0 <= step.position < len(job.games):
+            store.live_step(t["id"], job.games[step.position]["idx"], step.moves)
+
+    store.live_clear(t["id"])  # a killed run's games are not in progress any more
+    executor.live = live
     try:
         # The executor streams; this loop stores and rates (issue 14 §3).
         with closing(executor.stream(by_key.values())) as outcomes:
@@ -240,6 +248,8 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
                     store.record_logs(t["id"], job.key, job.games[0]["seating"],
                                       outcome.logs)
     finally:
+        executor.live = None
+        store.live_clear(t["id"])  # what was left in progress is not played any more
         board.update(store, t["game"])  # everything stored, in canonical order
     # Counted from the store, not from this process's own writes: another organiser
     # resuming the same tournament at once stores some of the games (each once), and

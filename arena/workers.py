@@ -13,6 +13,7 @@ blocking (:class:`Inbox`), so half a message from a dead worker is simply droppe
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import queue
@@ -25,7 +26,7 @@ import msgspec
 
 from arena import interrupts
 
-from .jobs import MatchFailed, encode_outcome, play_job
+from .jobs import GameStep, MatchFailed, encode_outcome, play_job
 
 _LENGTH = 8
 """Bytes of a frame's length (big-endian)."""
@@ -118,8 +119,13 @@ def work(tasks: Connection, results: int, organiser: int, backlog: int) -> None:
         # worker plays on for nobody (Linux PR_SET_PDEATHSIG).
         _die_with_parent(organiser)
         sender.start()
+        def report(step: GameStep) -> None:
+            # Issue 19 §3: lossy by design; a game never waits for its watchers.
+            with contextlib.suppress(queue.Full):
+                outbox.put_nowait(frame(encode_outcome(step)))
+
         while (job := tasks.recv()) is not None:
-            for outcome in play_job(job):
+            for outcome in play_job(job, live=report):
                 try:
                     data = encode_outcome(outcome)
                 except (TypeError, ValueError, OverflowError, msgspec.EncodeError) as err:

@@ -106,7 +106,8 @@ class Match:
                  limits: Limits | None = None, seeds: Sequence[int] | None = None,
                  labels: Sequence[str] | None = None, game_logs: bool = True,
                  seat_factory: SeatFactory | None = None,
-                 prebuilt: Mapping[Path, BotProgram] | None = None) -> None:
+                 prebuilt: Mapping[Path, BotProgram] | None = None,
+                 on_step: Callable[[int, list[dict[str, Any]]], None] | None = None) -> None:
         """``seeds``, if given, are the games' seeds (a tournament's deals); otherwise
         game ``i`` plays ``seed + i``.
 
@@ -122,6 +123,10 @@ class Match:
         ``prebuilt`` maps a bot's resolved path to its program already built (issue 17
         §2: a Dask worker builds a folder bot once, not once per match); the others are
         copied, and built if they have a build, for this match alone.
+
+        ``on_step(index, moves)`` is called after each step of game ``index`` with its
+        moves so far (issue 19 §3: a game watched while it plays); it must not raise, and
+        must use ``moves`` at once (the list grows).
         """
         self.cls = get_game(game_id)
         self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
@@ -143,6 +148,7 @@ class Match:
                 make_builtin(bot, game_id, 0, 0)
         self.seat_factory: SeatFactory = seat_factory or self._program_seat
         self.prebuilt = dict(prebuilt or {})
+        self.on_step = on_step
         self.seats: dict[int, Seat] = {}
         self._timing: dict[int, float] = {}
         self._defaulted: set[int] = set()
@@ -282,6 +288,8 @@ class Match:
                                        "builtin" if s in policies else "bot"}
                               for s, a in joint.items()})
                 game.apply(joint)
+                if self.on_step is not None:
+                    self.on_step(index, moves)
         except Exception as err:  # the referee failed, not a bot: the game is void
             log.exception("game %d of the match is void", index)
             return self._record(game, index, state, moves,

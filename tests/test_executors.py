@@ -13,6 +13,7 @@ from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -129,7 +130,7 @@ class _OddJob(MatchJob):
     """A job whose game record holds a value msgpack cannot carry (an integer of 70
     bits): played for real, then the record is changed."""
 
-    def play(self) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Any = None, live: Any = None) -> Generator[Outcome, None, None]:
         for outcome in super().play():
             if isinstance(outcome, GamePlayed):
                 seat = msgspec.structs.replace(outcome.record.seats[0], details={"x": 2**70})
@@ -151,7 +152,7 @@ def test_an_outcome_that_cannot_be_encoded_fails_its_match_not_the_worker() -> N
 class _FatalJob(MatchJob):
     """A job that kills its worker process (as the OOM killer would)."""
 
-    def play(self) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Any = None, live: Any = None) -> Generator[Outcome, None, None]:
         os._exit(9)
         yield from ()  # a generator, as MatchJob.play is
 
@@ -222,7 +223,7 @@ class _Marked(MatchJob):
     marks: str = ""
     meet: int = 0
 
-    def play(self) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Any = None, live: Any = None) -> Generator[Outcome, None, None]:
         (Path(self.marks) / f"{self.key}.pid").write_text(str(os.getpid()))
         if self.meet:
             other = Path(self.marks) / f"{self.meet}.pid"

@@ -397,7 +397,7 @@ class _KillsItsWorker(MatchJob):
     """A match whose worker process dies under it (SIGKILL-like: os._exit), every time:
     the infrastructure failing, as a broken sandbox or an OOM killer would."""
 
-    def play(self) -> Generator[Outcome, None, None]:
+    def play(self, prebuilt: Any = None, live: Any = None) -> Generator[Outcome, None, None]:
         os._exit(9)
         yield from ()  # a generator, as MatchJob.play is
 

@@ -147,14 +147,14 @@ def test_a_seats_story_tells_nothing_it_may_not_see(game: str, seed: int) -> Non
     history, _ = play(game, 3, seed)
     events = list(history.events or ())
     full = blocks(history, None)
-    hidden_text = {said for b in full for n, e, said in b.events}
+    hidden_text = {said for b in full for n, e, said, *_ in b.events}
     for seat in range(3):
         mine = blocks(history, seat)
-        told = [said for b in mine for _, e, said in b.events]
-        assert [e for b in mine for _, e, _ in b.events] == [e for e in events if visible(e, seat)]
-        assert [n for b in mine for n, _, _ in b.events] == list(range(1, len(told) + 1))
-        secret = {said for b in full for _, e, said in b.events if not visible(e, seat)}
-        assert not secret & set(told) - {said for b in full for _, e, said in b.events
+        told = [said for b in mine for _, e, said, *_ in b.events]
+        assert [e for b in mine for _, e, *_ in b.events] == [e for e in events if visible(e, seat)]
+        assert [n for b in mine for n, *_ in b.events] == list(range(1, len(told) + 1))
+        secret = {said for b in full for _, e, said, *_ in b.events if not visible(e, seat)}
+        assert not secret & set(told) - {said for b in full for _, e, said, *_ in b.events
                                           if visible(e, seat)}
         assert all(d[0] == seat for b in mine for d in b.decisions)
         # Summaries from what it saw: the full view's summaries of public facts agree.

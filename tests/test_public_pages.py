@@ -256,7 +256,7 @@ def test_with_submissions_replays_are_the_spectators_view(competition, db) -> No
             # Every private event a seat's view holds is absent from the public page.
             rebuilt = rebuild(row, list(seats))
             private = {(e["type"], fields(e)) for seat in seats
-                       for step in positions(rebuilt, seat) for _, e, _ in step["e"] if "to" in e}
+                       for step in positions(rebuilt, seat) for _, e, *_ in step["e"] if "to" in e}
             private -= {(e["type"], fields(e)) for e in public_events(events)}
             assert private and not private & set(listed), gid
             history = History.load({"game": row["game"], "players": len(seats),

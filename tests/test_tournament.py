@@ -198,8 +198,9 @@ def test_a_tournament_runs_rates_and_rebuilds_exactly(registered: Path) -> None:
     replay = arena("replay", str(results[0]["id"]), "--seat", "1", db=db)
     assert replay.returncode == 0 and "from seat 1's view" in replay.stdout
     assert "[only seat 0]" not in replay.stdout and "[only seat 1]" in replay.stdout
-    assert "decisions:" in replay.stdout and "seat 0:" not in replay.stdout.split(
-        "decisions:")[1]
+    # Its own decisions only, each told with the events it caused (issue 19 §2).
+    decided = [line for line in replay.stdout.splitlines() if line.startswith("   > ")]
+    assert decided and all(line.startswith("   > Seat 1 (beta) decides to ") for line in decided)
     full = json.loads(arena("replay", str(results[0]["id"]), "--json", db=db).stdout)
     steps = sql_one(Store(db, create=False), "SELECT steps FROM games WHERE id = ?",
                                         (results[0]["id"],))["steps"]

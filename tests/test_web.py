@@ -512,13 +512,14 @@ def test_the_only_scripts_allowed_are_the_sites_own(base: str, db: Path) -> None
     """script-src names the hashes of the site's scripts, not 'unsafe-inline': markup
     that slipped past the escaping (an <img onerror>, a <script>) could run nothing. They
     are the static files static/replay.js, the viewer (issue 15 §1), static/ladder.js,
-    the ladder page's refresh (issue 16 §4), static/table.js and each game's
-    static/table-GAME.js, the game tables (issue 19 §1), each allowed by the hash of
+    the ladder page's refresh (issue 16 §4), static/live.js, a game watched as it plays
+    (issue 19 §3), static/table.js and each game's static/table-GAME.js, the game tables
+    (issue 19 §1), each allowed by the hash of
     exactly the bytes served, which the page's script tag also names as its integrity."""
     _, body, headers = get(base + "replay/1.html")
     policy = dict(part.strip().split(" ", 1) for part in
                   headers["Content-Security-Policy"].split(";"))
-    names = ["replay.js", "ladder.js", "table.js",
+    names = ["replay.js", "ladder.js", "live.js", "table.js",
              *sorted(p.name for p in (ROOT / "arena/web/static").glob("table-*.js"))]
     digests = {}
     for name in names:

@@ -79,7 +79,7 @@ def test_the_environment_escapes_and_refuses_an_undefined_name() -> None:
 
 def test_static_files_and_the_csp(client: TestClient) -> None:
     scripts = [name for name in STATIC_FILES if name.endswith(".js")]
-    assert scripts[:3] == ["replay.js", "ladder.js", "table.js"]
+    assert scripts[:4] == ["replay.js", "ladder.js", "live.js", "table.js"]
     for name, kind in (("arena.css", "text/css"), *((n, "text/javascript") for n in scripts)):
         response = client.get(f"/static/{name}")
         assert response.status_code == 200 and response.headers["content-type"].startswith(kind)

@@ -46,7 +46,16 @@ from referee.records import GameRecord, ResultError, SeatResult
 from referee.sandbox import MODES, SandboxError
 
 from ..executors import POLL_S, Executor, Producer
-from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs, Outcome, decode_outcome
+from ..jobs import (
+    GamePlayed,
+    GameStep,
+    MatchDone,
+    MatchFailed,
+    MatchJob,
+    MatchLogs,
+    Outcome,
+    decode_outcome,
+)
 from . import bundles, task
 from .cluster import MATCH_PREFIX, connect
 from .worker import STARTED, BotRef
@@ -360,6 +369,8 @@ def _decoded(job: MatchJob, data: Any) -> Iterator[Outcome]:
         if outcome.key != job.key:
             yield MatchFailed(job.key, f"a worker's outcome is of match {outcome.key}")
             return
+        if isinstance(outcome, GameStep):
+            continue  # progress comes by the live topic, never in a result (issue 19 §3)
         if isinstance(outcome, MatchFailed):
             seen.update(range(len(job.games)))  # said why the rest is missing
         if isinstance(outcome, MatchDone):

@@ -37,6 +37,7 @@ from referee.games import get_game
 from referee.records import ResultError
 
 from ..executors import Executor, GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs
+from ..jobs import GameStep
 from ..schedule import deal_seed
 from ..tournament import LADDER, Settings, check_name, entrant, store_game
 from .matchmaking import PLACEMENT_SIGMA
@@ -232,6 +233,7 @@ class Runner:
             self.store.request_ladder_stop(self.ladder.id, stop=False)
             self.store.ladder_heartbeat(self.ladder.id, runner_name())
             beat.start()
+            self.store.live_clear(self.ladder.tournament_id)  # a killed runner's are stale
             self._recover()
             while not self._over():
                 self._idle = False
@@ -239,10 +241,12 @@ class Runner:
                 if self._idle and not self.handed and not self._over():
                     time.sleep(self.poll_s)  # nothing to offer now: look again soon
         finally:
+            self.executor.live = None
             self._beating.set()
             if beat.is_alive():
                 beat.join(HEARTBEAT_S + 1)
             try:
+                self.store.live_clear(self.ladder.tournament_id)  # nothing plays on
                 board.update(self.store, self.ladder.game, through=self._through())
                 self.store.ladder_heartbeat(self.ladder.id, None)
             finally:
@@ -287,6 +291,7 @@ class Runner:
         # D: every executor then asks again soon; one that ends its stream there instead
         # is streamed again by run()).
         jobs = cast("Iterable[MatchJob]", self._jobs())
+        self.executor.live = self._live
         with closing(self.executor.stream(jobs)) as outcomes:
             for outcome in outcomes:
                 handed = self.handed.get(outcome.key)
@@ -310,6 +315,13 @@ class Runner:
                         self._failing = 0
                     del self.handed[outcome.key]
                     board.update(self.store, self.ladder.game, through=self._through())
+
+    def _live(self, step: GameStep) -> None:
+        """A game in progress: its moves so far, for its live page (issue 19 §3)."""
+        handed = self.handed.get(step.key)
+        if handed is not None and 0 <= step.position < len(handed.job.games):
+            self.store.live_step(self.ladder.tournament_id,
+                                 handed.job.games[step.position]["idx"], step.moves)
 
     def _game(self, handed: _Handed, outcome: GamePlayed) -> None:
         try:

@@ -23,6 +23,7 @@ from arena.ladder.snapshot import snapshot
 from leaderboard.store import StoreReader
 from leaderboard.web.data import boards, not_found
 
+from .live import live_file
 from .pages import UP, owners
 from .templating import render
 
@@ -52,8 +53,12 @@ def ladder_page(store: StoreReader, key: str) -> str:
     """One ladder's live page, by its id or its name."""
     tid, name = _resolve(store, key)
     state = snapshot(store, name)
+    live: dict[int, list[dict[str, Any]]] = {}  # issue 19 §3: each match's games in progress
+    for row in store.live_games(tid):
+        live.setdefault(row["match_no"], []).append(
+            {"idx": row["idx"], "key": live_file(tid, row["idx"])})
     return render("ladder.html", root=UP, games=boards(store), s=state, tournament_id=tid,
-                  owners=owners(store), refresh_s=REFRESH_S)
+                  owners=owners(store), refresh_s=REFRESH_S, live=live)
 
 
 def ladders_page(store: StoreReader) -> str:

@@ -35,6 +35,7 @@ from leaderboard.web.data import (
     tournaments,
 )
 
+from .live import live_file
 from .templating import render
 
 UP = "../"  # pages in a folder (leaderboard/, bot/, ...) reach the root through this
@@ -175,4 +176,6 @@ def tournament_page(store: StoreReader, tournament_id: int) -> str:
                   clocks=t["settings"].get("clocks", {}), played=stored.games,
                   void=stored.void, standings=results["standings"],
                   crosstable=results["crosstable"], tie_rule=results["tie_rule"],
-                  games_played=as_dicts(store.tournament_games(tournament_id, GAME_ROWS)))
+                  games_played=as_dicts(store.tournament_games(tournament_id, GAME_ROWS)),
+                  live=[{**g, "key": live_file(g["tournament_id"], g["idx"])}
+                        for g in store.live_games(tournament_id)])

@@ -100,8 +100,8 @@ def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
 def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
     """The JSON positions of one perspective: views as changed top-level keys; the events
     (``[number, event, sentence]``) and decisions (``[seat, action, by, ms, sentence]``)
-    this perspective may see since the previous position shown, with the summaries of
-    the rounds that ended (``r``), told by :func:`arena.replay.story`, the narration
+    this perspective may see since the previous position shown (an event that ends a
+    round or the game has its summaries as a fourth entry), told by :func:`arena.replay.story`, the narration
     `arena replay` prints; and who acts (a seat's page names only itself)."""
     out: list[dict[str, Any]] = []
     before: Mapping[str, Any] = {}
@@ -116,7 +116,6 @@ def positions(rebuilt: Rebuilt, seat: int | None) -> list[dict[str, Any]]:
         gone = [k for k in before if k not in view]
         acting = rebuilt.to_act[i] if i < len(rebuilt.to_act) else []
         out.append({"d": diff, "x": gone, "e": block.events, "m": block.decisions,
-                    "r": block.summaries,
                     "a": acting if seat is None else [s for s in acting if s == seat]})
         before = view
     return out

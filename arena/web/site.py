@@ -16,6 +16,8 @@ from files)::
                                  (served: also ladder/NAME.html)
     replay/ID.html               a game's replay from the full view
     replay/ID-seatN.html         the same game from seat N's view
+    live/TID-IDX.html            game IDX of tournament TID as it plays, public only
+                                 (issue 19 §3; exported: a snapshot)
 
 With submissions on (``spectator``: the public side of the competition server,
 issue 15 §4) the bot pages show no logs or fault causes, ``replay/ID.html`` is the
@@ -38,6 +40,7 @@ from leaderboard.web.data import boards, head_to_head_table
 from leaderboard.web.paths import page_key_matches, page_path
 
 from .ladder_pages import ladder_names, ladder_page, ladders_page
+from .live import live_file, live_page
 from .pages import (
     bot_page,
     error_page,
@@ -108,6 +111,7 @@ _PAGES: dict[str, Callable[[StoreReader, str, bool], str]] = {
     "tournament": _tournament,
     "replay": _replay,
     "ladder": lambda store, key, _: ladder_page(store, key),
+    "live": lambda store, key, _: live_page(store, key),
 }
 
 
@@ -203,6 +207,9 @@ def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | Non
     write("ladders.html", ladders_page(store))
     for tid, _ in ladder_names(store):  # a snapshot: the live parts stay as they were
         write(f"ladder/{tid}.html", ladder_page(store, str(tid)))
+    for row in store.live_games():  # a snapshot of each game in progress, public only
+        key = live_file(row["tournament_id"], row["idx"])
+        write(f"live/{key}.html", live_page(store, key))
     for game_id in store.game_ids():
         stored = load(store, game_id)
         seats: list[int | None] = [None, *range(len(stored["seat_rows"]))]

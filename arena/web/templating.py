@@ -31,7 +31,7 @@ STATIC_PREFIX = "static"
 """The one path prefix of the static files: ``/static/arena.css``, ``DIR/static/...``."""
 TABLES = tuple(sorted(f.name for f in STATIC_DIR.glob("table-*.js")))
 """Each game's renderer of its table (issue 19 §1): ``table-GAME.js``, over ``table.js``."""
-STATIC_FILES = ("arena.css", "replay.js", "ladder.js", "table.js", *TABLES)
+STATIC_FILES = ("arena.css", "replay.js", "ladder.js", "live.js", "table.js", *TABLES)
 
 
 def replay_scripts(game: str) -> list[str]:

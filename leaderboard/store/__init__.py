@@ -18,6 +18,7 @@ from .errors import (
     StoreReadOnlyError,
 )
 from .reader import READ_BUSY_TIMEOUT_S, StoreReader
+from .reads_live import LiveGame
 from .reads_ratings import Order
 from .rows import as_dicts
 from .schema import APPLICATION, SCHEMA_VERSION
@@ -27,7 +28,7 @@ from .writes_submissions import SubmissionLimitError
 __all__ = [
     "APPLICATION", "BUILTIN_KIND", "BUILTIN_PREFIX", "BUSY_TIMEOUT_S", "PLAY_FORMAT",
     "READ_BUSY_TIMEOUT_S",
-    "SCHEMA_VERSION", "NameTaken", "Order", "Store", "StoreBusyError", "StoreCorruptError",
+    "SCHEMA_VERSION", "LiveGame", "NameTaken", "Order", "Store", "StoreBusyError", "StoreCorruptError",
     "StoreError", "StoreReadOnlyError", "StoreReader", "SubmissionLimitError", "as_dicts", "check_tournament_name",
     "demo_hint", "dumps", "now", "rows",
 ]

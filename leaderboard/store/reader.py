@@ -20,6 +20,7 @@ from .reads_bots import BotReads
 from .reads_compare import CompareReads
 from .reads_games import GameReads
 from .reads_ladders import LadderReads
+from .reads_live import LiveReads
 from .reads_pages import PageReads
 from .reads_ratings import RatingReads
 from .reads_submissions import SubmissionReads
@@ -30,7 +31,7 @@ READ_BUSY_TIMEOUT_S = 2.0
 
 
 class StoreReader(BotReads, GameReads, RatingReads, PageReads, AccountReads,
-                  SubmissionReads, LadderReads, CompareReads):
+                  SubmissionReads, LadderReads, CompareReads, LiveReads):
     """An Arena database opened read-only: named queries, no migration, no write, ever."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = READ_BUSY_TIMEOUT_S) -> None:

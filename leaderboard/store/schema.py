@@ -13,7 +13,7 @@ from pathlib import Path
 from .errors import StoreError
 
 APPLICATION = "arena"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 MIGRATIONS: dict[int, str] = {
     1: """
@@ -178,6 +178,17 @@ MIGRATIONS: dict[int, str] = {
         rotation INTEGER NOT NULL, score REAL, void INTEGER NOT NULL, error TEXT,
         stored_at TEXT NOT NULL,
         PRIMARY KEY (comparison_id, grp, rotation));
+    """,
+    # 8: games being played (issue 19 §3): the moves a worker reported so far of each
+    # game in progress, written by the run's one writer, deleted in the transaction that
+    # stores the game. Transient: a run clears its tournament's rows when it starts (a
+    # killed run's are stale), and nothing is rated or counted from them.
+    8: """
+    CREATE TABLE live_games (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments(id), idx INTEGER NOT NULL,
+        steps INTEGER NOT NULL, moves TEXT NOT NULL, started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, idx));
     """,
 }
 

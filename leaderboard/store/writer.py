@@ -25,13 +25,15 @@ from .schema import SCHEMA_VERSION, check, migrate_to
 from .writes_accounts import AccountWrites
 from .writes_compare import CompareWrites
 from .writes_ladders import LadderWrites
+from .writes_live import LiveWrites
 from .writes_submissions import SubmissionWrites
 
 BUSY_TIMEOUT_S = 5.0
 """How long a writer waits for another one (a running tournament) before giving up."""
 
 
-class Store(AccountWrites, SubmissionWrites, LadderWrites, CompareWrites, StoreReader):
+class Store(AccountWrites, SubmissionWrites, LadderWrites, CompareWrites, LiveWrites,
+            StoreReader):
     """An open Arena database, for reading and writing; created and migrated on open."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -264,6 +266,9 @@ class Store(AccountWrites, SubmissionWrites, LadderWrites, CompareWrites, StoreR
                      dumps(record.events), dumps(record.moves)), doing)
             except sqlite3.IntegrityError:
                 return None  # stored before: every game counts exactly once
+            # Issue 19 §3: no longer in progress, in the same transaction (never both).
+            self._write("DELETE FROM live_games WHERE tournament_id = ? AND idx = ?",
+                        (tournament_id, scheduled["idx"]), doing)
             self._write_many(
                 "INSERT INTO seats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(game_id, s, bot_id, seat.rank, seat.score, str(seat.status),

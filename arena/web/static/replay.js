@@ -145,8 +145,10 @@
     s.m.forEach(function (m) {
       line(n, "decision", m[4] || seatName(m[0]) + " chose " + text(m[1]));
     });
-    s.e.forEach(function (pair) { line(n, pair[1].to ? "private" : "", pair[2] || fields(pair[1]), pair[0]); });
-    (s.r || []).forEach(function (sentence) { line(n, "summary", sentence); });
+    s.e.forEach(function (pair) {
+      line(n, pair[1].to ? "private" : "", pair[2] || fields(pair[1]), pair[0]);
+      (pair[3] || []).forEach(function (sentence) { line(n, "summary", sentence); });
+    });
   });
   // Rounds: the first position of each (the views say which round they are in).
   var rounds = [];

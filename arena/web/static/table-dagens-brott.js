@@ -200,7 +200,7 @@
   /** One seat: its hand (face up if the perspective may see it), its tags, the crimes it
       won this round and its points. */
   function seatArea(view, ctx, s) {
-    var full = ctx.seat === null, tags = [];
+    var full = ctx.seat === null && !ctx.public, tags = [];  // live: nobody's hand (§3)
     if (!view.result) {
       if (view.dealer === s) tags.push(tag("dealer", "", "deals this round (RS1)"));
       if (view.leader === s) tags.push(tag("leads", "", "leads this trick (T1)"));
@@ -273,7 +273,7 @@
   }
 
   T.register("dagens-brott", function draw(view, ctx) {
-    var root = T.el("div", "gtable t-db" + (ctx.seat === null ? " t-db-full" : ""));
+    var root = T.el("div", "gtable t-db" + (ctx.seat === null && !ctx.public ? " t-db-full" : ""));
     root.appendChild(centre(view, ctx));
     // A seat's own area comes first under the middle (on a phone: on the first screen).
     var order = [], others = T.el("div", "seats");

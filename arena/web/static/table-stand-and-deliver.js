@@ -175,7 +175,7 @@
 
   /** One seat's area: public counts for all, denominations and cards where the view has them. */
   function seatArea(view, ctx, h) {
-    var s = h.seat, me = ctx.seat === s, full = ctx.seat === null;
+    var s = h.seat, me = ctx.seat === s, full = ctx.seat === null && !ctx.public;  // §3
     var box = T.seat(ctx, s);
     box.classList.add("t-sd-seat");
     box.firstChild.title = ctx.name(s);  // the whole name, where a phone cuts it short

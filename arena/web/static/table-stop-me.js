@@ -49,18 +49,24 @@
 
   /** The hand of seat p if this perspective may see it ({GO: n, STOP: 0|1}), else null. */
   function handOf(view, ctx, p) {
+    if (ctx.public) return null;  // a game watched live: nobody's hand (issue 19 §3)
     if (ctx.seat === null) return view.hands[p];
     return ctx.seat === p ? view.hand : null;
   }
 
   /** Seat p's card on a gangster if this perspective knows it, else null. */
   function laidCard(g, ctx, p) {
+    if (ctx.public) return null;
     return ctx.seat === null ? g.cards[p] : ctx.seat === p ? g.mine : null;
   }
 
   /** How many slots a round has: go_cards, which the view does not hold; but a hand plus
       the cards it laid is always go_cards + 1 (S1, R3, A11). */
   function slotCount(view, ctx) {
+    if (ctx.public) {  // no hand in sight: as many slots as the table has used
+      return Math.max.apply(null, [view.table.length].concat(
+        view.table.map(function (g) { return g.slot + 1; })));
+    }
     var me = ctx.seat === null ? 0 : ctx.seat, hand = handOf(view, ctx, me), laid = 0;
     view.table.forEach(function (g) { if (laidCard(g, ctx, me)) laid++; });
     return hand.GO + hand.STOP + laid - 1;
@@ -132,9 +138,9 @@
   /** The draw pile (face down; the full view knows its order) and the reward pool. */
   function pile(view, ctx) {
     var box = el("div", "t-sm-pile");
-    var draw = T.back("draw", {label: view.draw_pile + " left", title: ctx.seat === null
+    var draw = T.back("draw", {label: view.draw_pile + " left", title: ctx.seat === null && !ctx.public
       ? "draw pile, top first: " + view.draw_order.join(", ") : "draw pile, face down"});
-    var pool = ctx.seat === null
+    var pool = ctx.seat === null && !ctx.public
       ? view.pool_values.map(function (v) { return T.token(v, {hue: HUE.token, title: "reward pool (full view)"}); })
       : [T.token(null, {hidden: true, kind: "pool", hue: HUE.token,
                         title: "reward pool: values hidden from everyone (A13)"})];
@@ -147,7 +153,9 @@
   function seatArea(view, ctx, p) {
     var res = view.result, box = T.seat(ctx, p, res ? "· rank " + res.ranks[p] + ", " +
                                         res.scores[p] + " points" : "");
-    if (!res) {
+    if (!res && ctx.public) {  // watched live: every hand face down, its size untold
+      box.appendChild(T.row([T.back("hand", {small: true, label: "hand"})], "t-sm-hand"));
+    } else if (!res) {
       var hand = handOf(view, ctx, p), cards = [], own = ctx.seat === p;
       var mine = handOf(view, ctx, ctx.seat === null ? p : ctx.seat);
       var size = mine.GO + mine.STOP;  // every hand has the same size (R3, A11)
@@ -159,7 +167,8 @@
       if (own) row.setAttribute("data-zone", "hand");
       box.appendChild(row);
     }
-    var values = res ? res.details[p].token_values : ctx.seat === null ? view.token_values[p] : null;
+    var values = res ? res.details[p].token_values
+      : ctx.seat === null && !ctx.public ? view.token_values[p] : null;
     var front = [];
     for (var t = 0; t < view.tokens[p]; t++) {
       front.push(values ? T.token(values[t], {hue: HUE.token, title: "reward token " + values[t]})

@@ -1,0 +1,297 @@
+"""Games watched as they play (issue 19 §3): the progress a worker reports, the one
+writer's transient rows, and the live page, which shows public information only until
+the game ends. Real matches, worker processes, SQLite files, a real uvicorn and Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena.executors import GamePlayed, InlineExecutor, ProcessExecutor
+from arena.jobs import GameStep, MatchJob, _Reporter
+from arena.web.live import public_positions
+from arena.web.site import render
+from leaderboard.store import Store, StoreReader
+from referee.games import GAMES, new_game
+
+from .browser_helpers import HAVE_BROWSER, browser_errors, chromium, serving, viewport
+from .helpers import ROOT, environment, game_record
+
+NAMES = ["a", "b", "c", "d"]
+
+
+def random_moves(game: str, players: int, seed: int, limit: int) -> list[dict[str, Any]]:
+    engine, rng = new_game(game, players, seed), random.Random(seed)
+    moves: list[dict[str, Any]] = []
+    while engine.to_act() and len(moves) < limit:
+        joint = {s: rng.choice(engine.legal_actions(s)) for s in engine.to_act()}
+        moves.append({str(s): {"action": a, "by": "bot", "ms": 1.0} for s, a in joint.items()})
+        engine.apply(joint)
+    return moves
+
+
+def states(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The public views the page rebuilds from its positions (as live.js does)."""
+    out, cur = [], {}
+    for p in positions:
+        cur = {k: v for k, v in {**cur, **p["d"]}.items() if k not in p["x"]}
+        out.append(cur)
+    return out
+
+
+# --------------------------------------------------------------- what is shown
+@settings(max_examples=15, deadline=None)
+@given(game=st.sampled_from(sorted(GAMES)), seed=st.integers(0, 2**31), cut=st.integers(0, 400))
+def test_the_live_positions_hold_public_information_only(game: str, seed: int, cut: int) -> None:
+    """Every event shown is public; the newest position is the engine's public view,
+    which every seat's view contains; no position repeats the one before it."""
+    players = 3
+    moves = random_moves(game, players, seed, cut)
+    positions, note = public_positions(game, players, seed, {}, moves, NAMES)
+    assert note is None and positions
+    engine = new_game(game, players, seed)
+    for move in moves:
+        engine.apply({int(s): m["action"] for s, m in move.items()})
+    assert states(positions)[-1] == engine.public_view()
+    shown = [e for p in positions for _, e, *_ in p["e"]]
+    assert shown == [e.to_json() for e in engine.log if e.to is None]
+    assert all("to" not in e for e in shown)
+    assert [n for p in positions for n, *_ in p["e"]] == list(range(1, len(shown) + 1))
+    assert all(p["e"] or p["d"] or p["x"] for p in positions[1:])
+    private = set(GAMES[game].game_type.private_keys) - ({"table"} if game == "stop-me" else set())
+    assert not private & {k for s in states(positions) for k in s}
+
+
+def test_a_stop_me_table_shows_the_gangsters_and_not_the_cards_on_them() -> None:
+    moves = random_moves("stop-me", 3, 4, 2)
+    positions, _ = public_positions("stop-me", 3, 4, {}, moves, NAMES)
+    table = states(positions)[-1]["table"]
+    assert table and all(set(g) == {"gangster", "slot"} for g in table)
+
+
+def test_a_move_the_engine_refuses_stops_the_positions_with_a_note() -> None:
+    moves = random_moves("dagens-brott", 3, 2, 5) + [{"0": {"action": "not a move"}}]
+    positions, note = public_positions("dagens-brott", 3, 2, {}, moves, NAMES)
+    assert positions and note is not None and "not a move" in note
+
+
+# ------------------------------------------------------------------- the store
+def tournament(tmp_path: Path) -> tuple[Store, int, list[dict[str, Any]]]:
+    from arena import botstore
+    from arena import tournament as tour
+
+    store = Store(tmp_path / "arena.db")
+    for name in ("a", "b", "c"):
+        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
+    tour.create(store, name="t", game="stop-me", bots=["a", "b", "c"], seats=3,
+                games_per_seating=1, duplicate=False, fmt="round-robin", seed=1, options={},
+                settings=tour.Settings())
+    tid = store.tournament("t")["id"]
+    return store, tid, store.missing_games(tid)
+
+
+def test_the_writer_keeps_a_game_in_progress_until_it_is_stored(tmp_path: Path) -> None:
+    store, tid, schedule = tournament(tmp_path)
+    first = schedule[0]
+    moves = random_moves("stop-me", 3, first["seed"], 6)
+    assert store.live_step(tid, first["idx"], moves[:3])
+    assert store.live_step(tid, first["idx"], moves)
+    assert not store.live_step(tid, first["idx"], moves[:2])  # an older report: ignored
+    reader = StoreReader(tmp_path / "arena.db")
+    [row] = reader.live_games(tid)
+    assert (row["idx"], row["steps"]) == (first["idx"], 6)
+    live = reader.live_game(tid, first["idx"])
+    assert live is not None and live.moves == moves and live.seed == first["seed"]
+    # Stored: gone in the same transaction, and a late report does not bring it back.
+    record = game_record([{"rank": 1}, {"rank": 2}, {"rank": 3}], seed=first["seed"])
+    assert store.record_game(tid, first, "stop-me", record) is not None
+    assert reader.live_game(tid, first["idx"]) is None and reader.live_games(tid) == []
+    assert not store.live_step(tid, first["idx"], moves)
+    assert reader.game_at(tid, first["idx"]) is not None
+    # A run clears what a killed run left.
+    store.live_step(tid, schedule[1]["idx"], moves[:1])
+    assert store.live_clear(tid) == 1 and reader.live_games() == []
+
+
+def test_a_reader_of_an_older_database_finds_no_game_in_progress(tmp_path: Path) -> None:
+    from .helpers import as_schema
+
+    store, tid, _ = tournament(tmp_path)
+    store.close()
+    as_schema(tmp_path / "arena.db", 7)
+    reader = StoreReader(tmp_path / "arena.db")
+    assert reader.live_games() == [] and reader.live_game(tid, 0) is None
+
+
+# ---------------------------------------------------------------- the executors
+def job(key: int, games: int) -> MatchJob:
+    rows = tuple({"idx": i, "seed": 100 + i, "deal_group": i, "seating": [0, 1, 2]}
+                 for i in range(games))
+    return MatchJob(key, "dagens-brott", ("builtin:random",) * 3, rows)
+
+
+@pytest.mark.parametrize("make", [InlineExecutor, lambda: ProcessExecutor(1)],
+                         ids=["inline", "process"])
+def test_an_executor_hands_each_games_progress_to_its_live_hook(make: Any) -> None:
+    executor = make()
+    steps: list[GameStep] = []
+    executor.live = steps.append
+    with closing(executor.stream([job(7, 2)])) as outcomes:
+        played = {o.position: o.record for o in outcomes if isinstance(o, GamePlayed)}
+    assert set(played) == {0, 1}
+    assert {s.position for s in steps} == {0, 1} and all(s.key == 7 for s in steps)
+    for step in steps:  # each report is a prefix of the game's moves
+        moves = played[step.position].moves
+        assert step.moves and step.moves == list(moves[:len(step.moves)])
+
+
+def test_the_reporter_reports_at_most_every_interval_and_never_fails_a_game() -> None:
+    got: list[GameStep] = []
+    report = _Reporter(3, got.append, every_s=60)
+    for n in range(1, 50):
+        report(0, [{}] * n)
+    report(1, [{}])
+    assert [(s.position, len(s.moves)) for s in got] == [(0, 1), (1, 1)]
+
+    def broken(step: GameStep) -> None:
+        raise OSError("the pipe is gone")
+
+    _Reporter(3, broken)(0, [{}])  # logged, not raised
+
+
+# --------------------------------------------------------------------- the page
+def test_the_page_of_a_game_not_in_any_schedule_is_a_404(tmp_path: Path) -> None:
+    _, tid, _ = tournament(tmp_path)
+    reader = StoreReader(tmp_path / "arena.db")
+    assert render(reader, ["live", f"{tid}-999.html"])[0] == 404
+    assert render(reader, ["live", "x-1.html"])[0] == 400
+    status, html = render(reader, ["live", f"{tid}-0.html"])
+    assert status == 200 and 'data-state="waiting"' in html
+
+
+SLOW_BOT = """\
+import random, time
+from protocol.client import run
+rng = random.Random(1)
+def act(observation, legal):
+    time.sleep(0.03)
+    return rng.choice(legal)
+run(act, name="slow")
+"""
+
+
+@pytest.fixture(scope="module")
+def playing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """A dagens-brott tournament of three slow bots playing in another process."""
+    from arena import botstore
+    from arena import tournament as tour
+
+    tmp = tmp_path_factory.mktemp("live")
+    bot = tmp / "slow.py"
+    bot.write_text(SLOW_BOT)
+    store = Store(tmp / "arena.db")
+    for name in ("slow", "steady", "<img src=x onerror=alert(1)>"):
+        botstore.add_bot(store, name, str(bot))
+    tour.create(store, name="live", game="dagens-brott", bots=["slow", "steady",
+                "<img src=x onerror=alert(1)>"], seats=3, games_per_seating=1,
+                duplicate=False, fmt="round-robin", seed=3, options={},
+                settings=tour.Settings())
+    store.close()
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "tournament", "resume", "live",
+                             "--workers", "2", "--db", str(tmp / "arena.db")], cwd=ROOT,
+                            env=environment(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    yield tmp / "arena.db", proc
+    proc.kill()
+    proc.wait()
+
+
+def hidden_now(db: Path) -> tuple[int, set[str]]:
+    """A game in progress and the criminal cards in its hands now that nothing public
+    has shown (each criminal card is unique): none of them may be on its page."""
+    reader = StoreReader(db)
+    try:
+        rows = reader.live_games()
+        if not rows:
+            return -1, set()
+        live = reader.live_game(rows[0]["tournament_id"], rows[0]["idx"])
+    finally:
+        reader.close()
+    if live is None:
+        return -1, set()
+    engine = new_game(live.game, len(live.seating), live.seed, live.options)
+    for move in live.moves:
+        engine.apply({int(s): m["action"] for s, m in move.items()})
+    public = json.dumps([e.to_json() for e in engine.log if e.to is None]) + json.dumps(
+        engine.public_view())
+    hands = {c for hand in engine.full_view()["hands"] for c in hand if c[-1].isdigit()}
+    return live.idx, {c for c in hands if not re.search(rf"\b{c}\b", public)}
+
+
+@pytest.mark.skipif(not HAVE_BROWSER, reason="chromium and chromium-driver are not installed")
+def test_a_game_is_watched_as_it_plays_and_opens_when_it_ends(
+        playing: tuple[Path, subprocess.Popen[str]]) -> None:
+    """The live page updates without a reload, shows no card a seat holds, quotes a
+    hostile name as text, and links the replay when the game has ended."""
+    db, proc = playing
+    deadline = time.monotonic() + 120
+    idx = -1
+    while idx < 0 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.3)
+        idx, _ = hidden_now(db)
+    assert idx >= 0, proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
+    server = serving(db)
+    base = next(server)
+    try:
+        with chromium() as driver:
+            viewport(driver, 1000, 900)
+            driver.get(f"{base}live/1-{idx}.html")
+            driver.execute_script("window.arenaMarker = 7;")
+            labels = set()
+            checked = 0
+            while time.monotonic() < deadline:
+                state = driver.execute_script(
+                    "return {label: document.getElementById('step-label').textContent,"
+                    " text: document.body.innerText, over: document.getElementById("
+                    "'live-state').dataset.state,"
+                    " cards: [...document.querySelectorAll('#table [data-card]')]"
+                    ".map(e => e.dataset.card),"
+                    " keys: Object.keys(Object.assign({}, ...((window.__x = JSON.parse("
+                    "document.getElementById('live-data').textContent)).positions"
+                    ".map(p => p.d))))}")
+                assert browser_errors(driver) == []
+                if state["over"] == "over":
+                    break
+                now, secret = hidden_now(db)
+                if now == idx:
+                    named = [c for c in secret if re.search(rf"\b{c}\b", state["text"])]
+                    assert not named, f"the live page names {named}, held in a hand"
+                    assert not set(state["cards"]) & secret
+                    checked += 1
+                assert not {"hand", "hands", "seat"} & set(state["keys"])
+                labels.add(state["label"])
+                assert "<img src=x onerror=alert(1)>" in state["text"] or \
+                    driver.find_elements("css selector", "#seats a")
+                time.sleep(0.7)
+            assert checked >= 3 and len(labels) >= 3, (checked, labels)
+            assert driver.execute_script("return window.arenaMarker;") == 7  # no reload
+            assert not driver.find_elements("css selector", "#table img, #table script")
+            link = driver.find_element("id", "replay-link")
+            link.click()
+            assert "/replay/" in driver.current_url
+            assert driver.find_elements("css selector", "#table [data-card]")
+    finally:
+        next(server, None)
