@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.store import Store
+from leaderboard.store import Store, StoreError, StoreReader
 
 from .helpers import ROOT, arena, environment, processes_mentioning, sql, stored_games
 
@@ -365,6 +365,43 @@ def test_the_organiser_killed_mid_tournament_resumes_every_game_once(
     done = arena("tournament", "resume", "o", *cluster.executor, db=db)
     assert done.returncode == 0, done.stderr
     _each_game_once(db, "o")
+
+
+def test_games_on_the_cluster_are_watched_as_they_play(cluster: Cluster, tmp_path: Path) -> None:
+    """Issue 19 §3 on Dask: the workers report each game's progress to the organiser's
+    queue, and the organiser, the one writer, keeps it for the live page until the game
+    is stored; after the run nothing is left in progress."""
+    db = tmp_path / "live.db"
+    names = _slow_store(db, tmp_path, 3, delay=0.01)
+    organiser = _organiser(db, "tournament", "run", "dagens-brott", "--bots", ",".join(names),
+                           "--seats", "3", "--games-per-seating", "1", "--name", "w",
+                           *cluster.executor)
+    seen: set[tuple[int, int]] = set()
+
+    def progress() -> bool:
+        try:
+            reader = StoreReader(db)
+        except StoreError:
+            return organiser.poll() is not None
+        try:
+            for row in reader.live_games():
+                live = reader.live_game(row["tournament_id"], row["idx"])
+                if live is not None and live.moves:
+                    seen.add((row["idx"], live.steps))
+        finally:
+            reader.close()
+        return len(seen) >= 2 or organiser.poll() is not None
+
+    _wait_for(progress, "a game's progress kept while it plays", seconds=120)
+    _, err = organiser.communicate(timeout=300)
+    assert organiser.returncode == 0, err
+    assert len(seen) >= 2, "no game was seen in progress"
+    reader = StoreReader(db)
+    try:
+        assert reader.live_games() == []
+    finally:
+        reader.close()
+    _each_game_once(db, "w")
 
 
 # ------------------------------------------------- no bubblewrap, and TLS (§1, §4, §5)

@@ -60,6 +60,10 @@ from . import bundles, task
 from .cluster import MATCH_PREFIX, connect
 from .worker import STARTED, BotRef
 
+LIVE_QUEUE = 1024
+"""The most progress reports waiting on the scheduler for the organiser (issue 19 §3);
+a worker drops one it cannot put."""
+
 if TYPE_CHECKING:
     from distributed import Client, Future, Security
 
@@ -202,6 +206,13 @@ class _Run:
         self.refreshed = -REFRESH_S
         self.starved = ""
         """What the matches in flight wait for ("workers", "sandbox"), said once."""
+        self.live: Any = None
+        """The Dask queue of the games' progress (issue 19 §3), if the caller watches."""
+        if executor.live is not None:
+            from distributed import Queue
+
+            self.live = Queue(f"arena-live-{safe_label(executor.label)}-{self.token}",
+                              client=executor.client(), maxsize=LIVE_QUEUE)
 
     def refresh(self) -> None:
         """Follow the cluster's slots and workers, at most once a second; say once when
@@ -259,7 +270,8 @@ class _Run:
         resources = {"MATCH": 1, **({"SANDBOX": 1} if job.sandbox != "none" else {})}
         tries = self.tries.get(job.key, 0)
         future = self.ex.client().submit(
-            task.play_match, job, refs, self.ex.run, resources=resources,
+            task.play_match, job, refs, self.ex.run,
+            None if self.live is None else self.live.name, resources=resources,
             key=f"{MATCH_PREFIX}{safe_label(self.ex.label)}-{job.key}-{self.token}-{tries}")
         self.flying[future] = job
         self.refs[job.key] = refs
@@ -299,10 +311,33 @@ class _Run:
                 done.append(self.ended.get_nowait())
         return [f for f in done if f in self.flying]
 
+    def progress(self) -> None:
+        """Hand the games' progress the workers reported to the caller's ``live`` hook,
+        here, in the caller's thread (section 3.4); a report of no match in flight, or
+        one that cannot be read, is dropped."""
+        if self.live is None or self.ex.live is None:
+            return
+        try:
+            reports = self.live.get(batch=True)
+        except Exception:  # noqa: BLE001 - the scheduler away: the next poll asks again
+            return
+        for data in reports if isinstance(reports, list) else ():
+            try:
+                step = decode_outcome(data) if isinstance(data, bytes) else None
+            except ResultError:
+                continue
+            if isinstance(step, GameStep) and step.key in self.keys:
+                try:
+                    self.ex.live(step)
+                except Exception:  # a watcher's trouble stops no match
+                    log.warning("match %d: its progress is not kept", step.key,
+                                exc_info=True)
+
     def outcomes(self) -> Generator[Outcome, None, None]:
         try:
             yield from self.fill()
             while self.keys or self.held or not self.producer.exhausted:
+                self.progress()
                 if not self.keys:  # an idle producer (issue 16 §1): ask again soon
                     time.sleep(POLL_S)
                 else:

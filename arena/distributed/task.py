@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 
 from ..jobs import MatchJob
-from .worker import PLUGIN, ArenaPlugin, BotRef, WorkerRefused
+from .worker import PLUGIN, ArenaPlugin, BotRef, WorkerRefused, live_hook
 
 BUNDLE_PREFIX = "arena-bot-"
 """A bot bundle's Dask key is this, its content hash and its entry: any worker can ask."""
@@ -59,11 +59,13 @@ def dataset(digest: str, entry: str, run: str) -> str:
     return f"{bundle_key(digest, entry)}-{run}"
 
 
-def play_match(job: MatchJob, refs: Sequence[BotRef], run: str) -> list[bytes]:
+def play_match(job: MatchJob, refs: Sequence[BotRef], run: str,
+               live: str | None = None) -> list[bytes]:
     """Play ``job`` on this worker; its outcomes as :func:`arena.jobs.encode_outcome`
     bytes, :class:`~arena.jobs.MatchDone` last. A bot its cache lacks, or whose cached
     copy fails its check, is fetched from organiser run ``run``'s datasets
-    (:func:`fetch_bundle`)."""
+    (:func:`fetch_bundle`). ``live`` names the organiser's queue of its games' progress
+    (issue 19 §3), if it watches them."""
     from distributed import get_worker
 
     worker = get_worker()
@@ -72,4 +74,5 @@ def play_match(job: MatchJob, refs: Sequence[BotRef], run: str) -> list[bytes]:
         raise WorkerRefused(f"worker {worker.address} is not an Arena worker: start it with "
                             f"arena worker, or dask worker --preload arena.distributed.preload")
     return plugin.play(job, refs,
-                       lambda digest, entry: fetch_bundle(dataset(digest, entry, run)))
+                       lambda digest, entry: fetch_bundle(dataset(digest, entry, run)),
+                       live_hook(live) if live else None)

@@ -36,7 +36,16 @@ from referee.errors import RefereeError
 from referee.programs import BotProgram, build_program, load_program
 from referee.sandbox import cgroup_probe, probe
 
-from ..jobs import GamePlayed, MatchDone, MatchFailed, MatchJob, encode_outcome, play_job
+from ..jobs import (
+    GamePlayed,
+    GameStep,
+    LiveHook,
+    MatchDone,
+    MatchFailed,
+    MatchJob,
+    encode_outcome,
+    play_job,
+)
 from .bundles import BotCache, check_ref
 
 log = logging.getLogger(__name__)
@@ -82,6 +91,28 @@ def _task() -> tuple[Worker, str] | None:
     except ValueError:
         return None
     return None if key is None else (worker, key)
+
+
+LIVE_PUT_S = 0.2
+"""The longest a game waits to report its progress to the organiser's queue (issue 19 §3):
+a report that cannot go in that time (the queue full, the scheduler slow) is dropped."""
+
+
+def live_hook(name: str) -> LiveHook:
+    """Where a match on this worker reports its games' progress: the organiser's Dask
+    queue ``name`` on the scheduler (bounded, and read by the organiser as it runs).
+    Lossy, as a process worker's reports are: a game never waits for its watchers."""
+    from distributed import Queue, get_client
+
+    live = Queue(name, client=get_client())
+
+    def report(step: GameStep) -> None:
+        try:
+            live.put(encode_outcome(step), timeout=LIVE_PUT_S)
+        except Exception:  # noqa: BLE001 - a full queue, a slow scheduler: dropped
+            log.debug("match %d: a progress report dropped", step.key)
+
+    return report
 
 
 def _started() -> None:
@@ -164,11 +195,12 @@ class ArenaPlugin(WorkerPlugin):
 
     # ------------------------------------------------------------------ a match
     def play(self, job: MatchJob, refs: Sequence[BotRef],
-             fetch: Callable[[str, str], bytes]) -> list[bytes]:
+             fetch: Callable[[str, str], bytes], live: LiveHook | None = None) -> list[bytes]:
         """Play ``job``, whose program seats are given by ``refs``; its outcomes' bytes.
 
         ``fetch(hash, entry)`` gives a bot's bundle when it is not cached. Raises WorkerRefused
-        if the match needs the sandbox and this worker has none."""
+        if the match needs the sandbox and this worker has none. ``live``: where its games
+        report their progress (:func:`live_hook`)."""
         if job.sandbox != "none" and not self.sandboxed:
             raise WorkerRefused(f"worker {self.address} runs without the sandbox "
                                 f"(--sandbox none) and refuses a match that needs it "
@@ -184,7 +216,7 @@ class ArenaPlugin(WorkerPlugin):
         local = replace(job, bots=bots, log_dir=None)
         wanted = _still_wanted()
         outcomes = []
-        with closing(play_job(local, prebuilt)) as stream:
+        with closing(play_job(local, prebuilt, live)) as stream:
             for outcome in stream:
                 outcomes.append(encode_outcome(outcome))
                 if isinstance(outcome, GamePlayed) and not wanted():
