@@ -182,6 +182,71 @@ def test_the_page_of_a_game_not_in_any_schedule_is_a_404(tmp_path: Path) -> None
     assert status == 200 and 'data-state="waiting"' in html
 
 
+def game_db(tmp_path: Path, game: str) -> tuple[Path, int, int, Any]:
+    """A tournament of ``game`` whose first scheduled game is in progress, some way in,
+    as its run's writer keeps it; with the engine at that point."""
+    from arena import botstore, tournament as tour
+
+    store = Store(tmp_path / "arena.db")
+    names = ["alpha", "<b>bold<b>", "gamma"]
+    for name in names:
+        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
+    tour.create(store, name="t", game=game, bots=names, seats=3, games_per_seating=1,
+                duplicate=False, fmt="round-robin", seed=2, options={},
+                settings=tour.Settings())
+    tid = store.tournament("t")["id"]
+    first = store.missing_games(tid)[0]
+    moves = random_moves(game, 3, first["seed"], 400)[:-1]  # not the last: still playing
+    moves = moves[:max(1, len(moves) * 2 // 3)]
+    store.live_step(tid, first["idx"], moves)
+    store.close()
+    engine = new_game(game, 3, first["seed"])
+    for move in moves:
+        engine.apply({int(s): m["action"] for s, m in move.items()})
+    return tmp_path / "arena.db", tid, first["idx"], engine
+
+
+@pytest.mark.skipif(not HAVE_BROWSER, reason="chromium and chromium-driver are not installed")
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_each_games_table_draws_a_game_in_progress_from_public_information(
+        game: str, tmp_path: Path) -> None:
+    """Every game's renderer draws the public view (no fallback to the raw data, no
+    script error); every card face up on it is in the public view or a public event,
+    and none of the hidden cards of the full view is named; on a phone the table comes
+    on the first screen."""
+    db, tid, idx, engine = game_db(tmp_path, game)
+    public = json.dumps(engine.public_view()) + json.dumps(
+        [e.to_json() for e in engine.log if e.to is None])
+    full = json.dumps(engine.full_view())
+    hidden = {c for c in re.findall(r'"([A-Z]+\d+)"', full) if not re.search(rf"\b{c}\b", public)}
+    server = serving(db)
+    base = next(server)
+    try:
+        with chromium() as driver:
+            for width, height in ((1000, 900), (390, 844)):
+                viewport(driver, width, height)
+                driver.get(f"{base}live/{tid}-{idx}.html")
+                state = driver.execute_script(
+                    "const t = document.getElementById('table');"
+                    "return {cards: [...t.querySelectorAll('[data-card]')].map(e => e.dataset.card),"
+                    " fallback: !!t.querySelector('dl.kv'), text: document.body.innerText,"
+                    " top: t.getBoundingClientRect().top,"
+                    " injected: document.body.innerHTML.includes('<b>bold<b>')}")
+                assert browser_errors(driver) == []
+                assert not state["fallback"], f"{game}: the renderer fell back to the data"
+                for card in state["cards"]:
+                    shown = re.split(r"[:-]", card)[-1]  # "ability:spyglass", "s0-GO"
+                    if game == "stop-me" and re.fullmatch(r"G\d+", shown):
+                        shown = shown[1:]  # gangster 6 is drawn as G6
+                    assert re.search(rf"\b{re.escape(shown)}\b", public, re.IGNORECASE), card
+                named = [c for c in hidden if re.search(rf"\b{c}\b", state["text"])]
+                assert not named, f"{game}: the live page names {named}"
+                assert "<b>bold<b>" in state["text"] and not state["injected"]  # as text
+                assert state["top"] < height / 2, state["top"]  # the table on the first screen
+    finally:
+        next(server, None)
+
+
 SLOW_BOT = """\
 import random, time
 from protocol.client import run
