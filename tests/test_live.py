@@ -45,7 +45,8 @@ def random_moves(game: str, players: int, seed: int, limit: int) -> list[dict[st
 
 def states(positions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The public views the page rebuilds from its positions (as live.js does)."""
-    out, cur = [], {}
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] = {}
     for p in positions:
         cur = {k: v for k, v in {**cur, **p["d"]}.items() if k not in p["x"]}
         out.append(cur)
@@ -185,7 +186,8 @@ def test_the_page_of_a_game_not_in_any_schedule_is_a_404(tmp_path: Path) -> None
 def game_db(tmp_path: Path, game: str) -> tuple[Path, int, int, Any]:
     """A tournament of ``game`` whose first scheduled game is in progress, some way in,
     as its run's writer keeps it; with the engine at that point."""
-    from arena import botstore, tournament as tour
+    from arena import botstore
+    from arena import tournament as tour
 
     store = Store(tmp_path / "arena.db")
     names = ["alpha", "<b>bold<b>", "gamma"]
