@@ -167,3 +167,32 @@ def css_selectors(game: str) -> list[str]:
     return [s.strip() for rule in re.findall(r"([^{}]+)\{[^{}]*\}", body)
             for s in rule.split(",")]
 
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def golden_db(tmp: Path, game: str) -> tuple[Path, int]:
+    """A database holding ``game``'s golden game (tests/golden/GAME-*.txt, the reviewed
+    playthrough of tests/test_golden.py): the same seed and built-in seats, played by
+    ``arena play --db``, so that its replay is the golden game step for step (the stored
+    event log is checked against the playthrough's engine). Its id, too."""
+    from referee.playthrough import playthrough
+
+    from .helpers import arena
+
+    [path] = sorted(GOLDEN.glob(f"{game}-*.txt"))
+    text = path.read_text(encoding="utf-8")
+    seed = int(re.search(r"seed (\d+)", text.splitlines()[0])[1])  # type: ignore[index]
+    bots = [b.split("=", 1)[1] for b in text.splitlines()[1].removeprefix("# seats: ")
+            .split(", ")]
+    assert playthrough(game, seed, bots) == text, f"{path.name} is not the engine's now"
+    db = tmp / "golden.db"
+    done = arena("play", game, *bots, "--seed", str(seed), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    with closing(sqlite3.connect(db)) as con:
+        [(game_id, stored_seed, events)] = con.execute(
+            "SELECT id, seed, events FROM games").fetchall()
+    engine = new_game(game, len(bots), seed)
+    assert stored_seed == seed and json.loads(events)[:3] == engine.log_json()[:3]
+    return db, game_id
+

@@ -32,13 +32,14 @@ from arena.web.templating import STATIC_FILES, replay_scripts
 from leaderboard.store import Store
 from referee.games import new_game
 
-from .browser_helpers import HAVE_BROWSER, browser_errors, chromium
+from .browser_helpers import HAVE_BROWSER, browser_errors, chromium, serving
 from .table_helpers import (
     ARTIFACTS,
     ROOT,
     Position,
     check_replay,
     css_selectors,
+    golden_db,
     positions,
     table_db,
 )
@@ -328,3 +329,19 @@ def test_every_kind_of_card_coin_and_seat_has_its_own_colour_and_word(
         values = [v[index] for v in tokens.values()]
         assert len(set(values)) == len(values), (index, tokens)
     assert len(drawn["seats"]) == 6 and len(set(drawn["seats"])) == 6, drawn["seats"]
+
+
+@browser_test
+def test_the_golden_game_every_step_every_perspective(driver: Any, tmp_path: Path) -> None:
+    """Issue 19 §5: the golden game (tests/golden, the reviewed playthrough), every step,
+    in the full view and in every seat's view, drawn as the engine's views say."""
+    db, gid = golden_db(tmp_path, "stand-and-deliver")
+    server = serving(db)
+    base = next(server)
+    try:
+        checked = check_replay(driver, base, db, gid, None, cards)
+        for seat in range(4):
+            checked += check_replay(driver, base, db, gid, seat, cards)
+        assert checked > 4 + 1
+    finally:
+        next(server, None)

@@ -31,12 +31,13 @@ from arena.web import make_server
 from leaderboard.store import Store
 from referee.games import new_game
 
-from .browser_helpers import HAVE_BROWSER, chromium
+from .browser_helpers import HAVE_BROWSER, chromium, serving
 from .table_helpers import (
     ARTIFACTS,
     browser_errors,
     check_replay,
     css_selectors,
+    golden_db,
     positions,
     table_db,
 )
@@ -335,3 +336,19 @@ def test_the_round_winner_and_the_1_beating_the_10(driver: Any, base: str, db: P
     assert json.dumps(view["history"][-1]["round"]) in text
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.find_element("id", "view-card").screenshot(str(ARTIFACTS / "stop-me-beats.png"))
+
+
+@browser_test
+def test_the_golden_game_every_step_every_perspective(driver: Any, tmp_path: Path) -> None:
+    """Issue 19 §5: the golden game (tests/golden, the reviewed playthrough), every step,
+    in the full view and in every seat's view, drawn as the engine's views say."""
+    db, gid = golden_db(tmp_path, "stop-me")
+    server = serving(db)
+    base = next(server)
+    try:
+        checked = check_replay(driver, base, db, gid, None, cards)
+        for seat in range(3):
+            checked += check_replay(driver, base, db, gid, seat, cards)
+        assert checked > 3 + 1
+    finally:
+        next(server, None)
