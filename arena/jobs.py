@@ -16,6 +16,7 @@ record of an unknown schema version by name.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from contextlib import closing
@@ -62,16 +63,21 @@ class MatchJob:
         with scratch.TemporaryDirectory("arena-logs-") as folder:
             log_dir = (Path(self.log_dir) / f"match-{self.key:05d}" if self.log_dir
                        else Path(folder))
+            reporter = None if live is None else _Reporter(self.key, live)
             match = Match(self.game, self.bots, len(self.games), 0, self.options, self.clocks,
                           log_dir, self.sandbox, self.limits,
                           seeds=[g["seed"] for g in self.games], labels=self.labels,
                           # The organiser writes each game's file, named by its database
                           # id (issue 13 B6): only it knows the id.
                           game_logs=False, prebuilt=prebuilt,
-                          on_step=None if live is None else _Reporter(self.key, live))
-            with closing(match.stream()) as games:
-                for record in games:
-                    yield GamePlayed(self.key, record.index, record)
+                          on_step=reporter)
+            try:
+                with closing(match.stream()) as games:
+                    for record in games:
+                        yield GamePlayed(self.key, record.index, record)
+            finally:
+                if reporter is not None:
+                    reporter.close()
             logs = {}
             for seat in range(len(self.bots)):
                 for path in log_dir.glob(f"seat{seat}-*.stderr.log"):
@@ -132,22 +138,55 @@ organiser itself (the inline executor), never allowed to fail the game."""
 
 
 class _Reporter:
-    """A match's :class:`GameStep`s, at most one per :data:`LIVE_EVERY_S` per game."""
+    """A match's :class:`GameStep`s, at most one per :data:`LIVE_EVERY_S` per game.
+
+    A step that comes sooner waits: with a hook that may be called from another thread
+    (``hook.thread_safe``: a worker's, which only sends), a timer reports it when the
+    interval is over, so that a game whose next decision is slow (a bot that thinks for
+    its whole deadline) is shown up to its last finished step, not one before it. The
+    inline executor's hook writes the store in the organiser's thread, so it gets no
+    timer: there, a step may wait for the next one."""
 
     def __init__(self, key: int, hook: LiveHook, every_s: float = LIVE_EVERY_S) -> None:
         self.key, self.hook, self.every_s = key, hook, every_s
+        self.trailing = bool(getattr(hook, "thread_safe", False))
         self.last: dict[int, float] = {}
+        self.timers: dict[int, threading.Timer] = {}
+        self.lock = threading.Lock()
 
     def __call__(self, index: int, moves: list[dict[str, Any]]) -> None:
-        now = time.monotonic()
-        if now - self.last.get(index, -self.every_s) < self.every_s:
-            return
-        self.last[index] = now
+        wait = self.every_s - (time.monotonic() - self.last.get(index, -self.every_s))
+        if wait <= 0:
+            self._send(index, moves)
+        elif self.trailing:
+            with self.lock:
+                if index in self.timers:
+                    return  # the timer sends the list as it is then: this step too
+                timer = self.timers[index] = threading.Timer(wait, self._flush, (index, moves))
+            timer.daemon = True
+            timer.start()
+
+    def _flush(self, index: int, moves: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.timers.pop(index, None)
+        self._send(index, moves)
+
+    def _send(self, index: int, moves: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.last[index] = time.monotonic()
+            copy = list(moves)  # the game plays on: its list grows
         try:
-            self.hook(GameStep(self.key, index, list(moves)))  # the game plays on
+            self.hook(GameStep(self.key, index, copy))
         except Exception:
             log.warning("match %d: game %d's progress not reported", self.key, index,
                         exc_info=True)
+
+    def close(self) -> None:
+        """No report after the match: its timers are cancelled."""
+        with self.lock:
+            timers, self.timers = list(self.timers.values()), {}
+        for timer in timers:
+            timer.cancel()
 
 
 def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None,

@@ -124,6 +124,8 @@ def work(tasks: Connection, results: int, organiser: int, backlog: int) -> None:
             with contextlib.suppress(queue.Full):
                 outbox.put_nowait(frame(encode_outcome(step)))
 
+        report.thread_safe = True  # type: ignore[attr-defined]  # it only enqueues
+
         while (job := tasks.recv()) is not None:
             for outcome in play_job(job, live=report):
                 try:

@@ -173,6 +173,33 @@ def test_the_reporter_reports_at_most_every_interval_and_never_fails_a_game() ->
     _Reporter(3, broken)(0, [{}])  # logged, not raised
 
 
+def test_a_step_held_back_is_reported_when_the_interval_is_over() -> None:
+    """A worker's hook (thread-safe) gets the last step of a game whose next decision
+    is slow, once the interval is over: the page is never a step behind for long."""
+    got: list[GameStep] = []
+
+    def hook(step: GameStep) -> None:
+        got.append(step)
+
+    hook.thread_safe = True  # type: ignore[attr-defined]
+    report = _Reporter(4, hook, every_s=0.3)
+    moves: list[dict[str, Any]] = [{}]
+    report(0, moves)
+    moves.append({})
+    report(0, moves)  # too soon: held back, then sent by the timer
+    moves.append({})
+    report(0, moves)
+    assert [len(s.moves) for s in got] == [1]
+    deadline = time.monotonic() + 5
+    while len(got) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [len(s.moves) for s in got] == [1, 3]
+    report(0, moves + [{}])
+    report.close()  # the match is over: nothing more comes
+    time.sleep(0.5)
+    assert len(got) == 2
+
+
 # --------------------------------------------------------------------- the page
 def test_the_page_of_a_game_not_in_any_schedule_is_a_404(tmp_path: Path) -> None:
     _, tid, _ = tournament(tmp_path)

@@ -112,6 +112,7 @@ def live_hook(name: str) -> LiveHook:
         except Exception:  # noqa: BLE001 - a full queue, a slow scheduler: dropped
             log.debug("match %d: a progress report dropped", step.key)
 
+    report.thread_safe = True  # type: ignore[attr-defined]  # the queue is the scheduler's
     return report
 
 
