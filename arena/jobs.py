@@ -140,41 +140,50 @@ organiser itself (the inline executor), never allowed to fail the game."""
 class _Reporter:
     """A match's :class:`GameStep`s, at most one per :data:`LIVE_EVERY_S` per game.
 
-    A step that comes sooner waits: with a hook that may be called from another thread
-    (``hook.thread_safe``: a worker's, which only sends), a timer reports it when the
-    interval is over, so that a game whose next decision is slow (a bot that thinks for
-    its whole deadline) is shown up to its last finished step, not one before it. The
-    inline executor's hook writes the store in the organiser's thread, so it gets no
-    timer: there, a step may wait for the next one."""
+    With a hook that may be called from another thread (``hook.thread_safe``: a
+    worker's, which only sends), a ticker sends each game whose moves changed, every
+    interval, and the first step at once: a report's time then tells nothing of when a
+    step ended (a hidden one, say: RULES.md C3), and a game waiting on a slow decision
+    is still shown up to its last finished step. The inline executor's hook writes the
+    store in the organiser's own thread, so there a step is reported when it ends, if
+    the interval is over (found by review of issue 19 §3)."""
 
     def __init__(self, key: int, hook: LiveHook, every_s: float = LIVE_EVERY_S) -> None:
         self.key, self.hook, self.every_s = key, hook, every_s
-        self.trailing = bool(getattr(hook, "thread_safe", False))
-        self.last: dict[int, float] = {}
-        self.timers: dict[int, threading.Timer] = {}
         self.lock = threading.Lock()
+        self.last: dict[int, float] = {}
+        self.latest: dict[int, list[dict[str, Any]]] = {}
+        self.sent: dict[int, int] = {}
+        self.stop = threading.Event()
+        self.ticker: threading.Thread | None = None
+        if getattr(hook, "thread_safe", False):
+            self.ticker = threading.Thread(target=self._tick, daemon=True,
+                                           name=f"arena-live-{key}")
+            self.ticker.start()
 
     def __call__(self, index: int, moves: list[dict[str, Any]]) -> None:
-        wait = self.every_s - (time.monotonic() - self.last.get(index, -self.every_s))
-        if wait <= 0:
-            self._send(index, moves)
-        elif self.trailing:
+        if self.ticker is not None:
             with self.lock:
-                if index in self.timers:
-                    return  # the timer sends the list as it is then: this step too
-                timer = self.timers[index] = threading.Timer(wait, self._flush, (index, moves))
-            timer.daemon = True
-            timer.start()
+                self.latest[index] = moves
+                first = index not in self.sent
+            if first:
+                self._send(index, moves)
+            return
+        if time.monotonic() - self.last.get(index, -self.every_s) >= self.every_s:
+            self._send(index, moves)
 
-    def _flush(self, index: int, moves: list[dict[str, Any]]) -> None:
-        with self.lock:
-            self.timers.pop(index, None)
-        self._send(index, moves)
+    def _tick(self) -> None:
+        while not self.stop.wait(self.every_s):
+            with self.lock:
+                due = [(i, m) for i, m in self.latest.items() if len(m) != self.sent.get(i)]
+            for index, moves in due:
+                self._send(index, moves)
 
     def _send(self, index: int, moves: list[dict[str, Any]]) -> None:
         with self.lock:
             self.last[index] = time.monotonic()
             copy = list(moves)  # the game plays on: its list grows
+            self.sent[index] = len(copy)
         try:
             self.hook(GameStep(self.key, index, copy))
         except Exception:
@@ -182,11 +191,11 @@ class _Reporter:
                         exc_info=True)
 
     def close(self) -> None:
-        """No report after the match: its timers are cancelled."""
-        with self.lock:
-            timers, self.timers = list(self.timers.values()), {}
-        for timer in timers:
-            timer.cancel()
+        """The match is over: no report after it (its games' ends supersede them)."""
+        self.stop.set()
+        closing_hook = getattr(self.hook, "close", None)
+        if callable(closing_hook):
+            closing_hook()
 
 
 def play_job(job: MatchJob, prebuilt: Mapping[Path, BotProgram] | None = None,

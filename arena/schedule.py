@@ -18,12 +18,12 @@ resumed from its stored settings.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from referee.games.rng import SplitMix64
 
 FORMATS = ("round-robin", "gauntlet")
 MAX_GAMES = 1_000_000
@@ -51,7 +51,12 @@ class ScheduleError(ValueError):
 
 
 def _deal_seed(seed: int, group: int) -> int:
-    return SplitMix64(seed ^ (group * 0x9E3779B97F4A7C15)).next_u64() & _SEED_MASK
+    # One-way (HMAC-SHA256 keyed by the schedule's seed): a game's seed, which its full
+    # replay shows once it has ended, tells neither the schedule's seed nor another
+    # deal's, so the games still to play keep their hidden cards (found by review of
+    # issue 19 §3: SplitMix64 is invertible, and two games' seeds gave back the seed).
+    digest = hmac.new(str(seed).encode(), str(group).encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & _SEED_MASK
 
 
 def deal_seed(seed: int, group: int) -> int:

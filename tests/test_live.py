@@ -84,9 +84,27 @@ def test_a_stop_me_table_shows_the_gangsters_and_not_the_cards_on_them() -> None
 
 
 def test_a_move_the_engine_refuses_stops_the_positions_with_a_note() -> None:
-    moves = random_moves("dagens-brott", 3, 2, 5) + [{"0": {"action": "not a move"}}]
-    positions, note = public_positions("dagens-brott", 3, 2, {}, moves, NAMES)
-    assert positions and note is not None and "not a move" in note
+    """The note never quotes the engine's error: an illegal action's message lists the
+    seat's legal actions, which name its hidden cards."""
+    moves = random_moves("dagens-brott", 3, 2, 5)
+    engine = new_game("dagens-brott", 3, 2)
+    for move in moves:
+        engine.apply({int(s): m["action"] for s, m in move.items()})
+    [seat] = engine.to_act()
+    hand = [a["lay"] for a in engine.legal_actions(seat) if isinstance(a, dict)]
+    assert hand  # the seat is laying: its legal actions name its cards
+    bad = {"lay": "ROB99"}
+    positions, note = public_positions("dagens-brott", 3, 2, {},
+                                       [*moves, {str(seat): {"action": bad}}], NAMES)
+    assert positions and note is not None and "cannot be shown live" in note
+    assert not any(card in note for card in hand) and "ROB99" not in note
+
+
+def test_a_game_has_one_address(tmp_path: Path) -> None:
+    _, tid, _ = tournament(tmp_path)
+    reader = StoreReader(tmp_path / "arena.db")
+    for alias in (f"0{tid}-0", f"{tid}-00", "\u0661-0", "𝟏-0"):
+        assert render(reader, ["live", f"{alias}.html"])[0] == 400, alias
 
 
 # ------------------------------------------------------------------- the store
@@ -173,31 +191,35 @@ def test_the_reporter_reports_at_most_every_interval_and_never_fails_a_game() ->
     _Reporter(3, broken)(0, [{}])  # logged, not raised
 
 
-def test_a_step_held_back_is_reported_when_the_interval_is_over() -> None:
-    """A worker's hook (thread-safe) gets the last step of a game whose next decision
-    is slow, once the interval is over: the page is never a step behind for long."""
-    got: list[GameStep] = []
+def test_a_workers_reports_come_on_a_ticker_not_when_steps_end() -> None:
+    """A worker's hook (thread-safe) gets a game's first step at once, then its moves
+    every interval while they change, whenever the steps end: a game waiting on a slow
+    decision is shown up to its last finished step, and when a report comes tells
+    nothing of when a step ended. Nothing comes after the match."""
+    got: list[tuple[float, int]] = []
 
     def hook(step: GameStep) -> None:
-        got.append(step)
+        got.append((time.monotonic(), len(step.moves)))
 
     hook.thread_safe = True  # type: ignore[attr-defined]
     report = _Reporter(4, hook, every_s=0.3)
     moves: list[dict[str, Any]] = [{}]
     report(0, moves)
-    moves.append({})
-    report(0, moves)  # too soon: held back, then sent by the timer
-    moves.append({})
-    report(0, moves)
-    assert [len(s.moves) for s in got] == [1]
+    for _ in range(2):
+        moves.append({})
+        report(0, moves)  # too soon: the ticker sends the list as it is then
+    assert [n for _, n in got] == [1]
     deadline = time.monotonic() + 5
     while len(got) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [len(s.moves) for s in got] == [1, 3]
-    report(0, moves + [{}])
-    report.close()  # the match is over: nothing more comes
-    time.sleep(0.5)
-    assert len(got) == 2
+    assert [n for _, n in got] == [1, 3]
+    time.sleep(0.7)
+    assert len(got) == 2  # unchanged moves are not sent again
+    report.close()
+    moves.append({})
+    report(0, moves)
+    time.sleep(0.7)
+    assert len(got) == 2  # the match is over
 
 
 # --------------------------------------------------------------------- the page

@@ -18,10 +18,12 @@ arena.distributed.preload``:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import multiprocessing
 import os
+import queue
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import closing
@@ -93,27 +95,56 @@ def _task() -> tuple[Worker, str] | None:
     return None if key is None else (worker, key)
 
 
-LIVE_PUT_S = 0.2
-"""The longest a game waits to report its progress to the organiser's queue (issue 19 §3):
-a report that cannot go in that time (the queue full, the scheduler slow) is dropped."""
+LIVE_PUT_S = 0.5
+"""How long a report waits for the organiser's queue (issue 19 §3), in the sending
+thread: one the scheduler does not take in that time (its queue full, itself slow) is
+dropped."""
+LIVE_BACKLOG = 8
+"""Reports of a match waiting to be sent to the scheduler, at most."""
+
+
+class LiveSender:
+    """Where a match on this worker reports its games' progress: the organiser's Dask
+    queue on the scheduler (bounded, and read by the organiser as it runs), through a
+    thread of its own, so that the game never waits on the scheduler (found by review
+    of issue 19 §3). Lossy, as a process worker's reports are: a report that finds the
+    local backlog full, or that the scheduler does not take within :data:`LIVE_PUT_S`,
+    is dropped; the next one, or the game's end, supersedes it."""
+
+    thread_safe = True
+
+    def __init__(self, name: str) -> None:
+        from distributed import Queue, get_client
+
+        self.live = Queue(name, client=get_client())
+        self.backlog: queue.Queue[bytes] = queue.Queue(LIVE_BACKLOG)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._send, daemon=True, name="arena-live")
+        self.thread.start()
+
+    def __call__(self, step: GameStep) -> None:
+        with contextlib.suppress(queue.Full):
+            self.backlog.put_nowait(encode_outcome(step))
+
+    def _send(self) -> None:
+        while not (self.stopped.is_set() and self.backlog.empty()):
+            try:
+                data = self.backlog.get(timeout=LIVE_PUT_S)
+            except queue.Empty:
+                continue
+            try:
+                self.live.put(data, timeout=LIVE_PUT_S)
+            except Exception:  # noqa: BLE001 - a full queue, a slow scheduler: dropped
+                log.debug("a progress report dropped")
+
+    def close(self) -> None:
+        """The match is over: the thread ends once its backlog is sent."""
+        self.stopped.set()
 
 
 def live_hook(name: str) -> LiveHook:
-    """Where a match on this worker reports its games' progress: the organiser's Dask
-    queue ``name`` on the scheduler (bounded, and read by the organiser as it runs).
-    Lossy, as a process worker's reports are: a game never waits for its watchers."""
-    from distributed import Queue, get_client
-
-    live = Queue(name, client=get_client())
-
-    def report(step: GameStep) -> None:
-        try:
-            live.put(encode_outcome(step), timeout=LIVE_PUT_S)
-        except Exception:  # noqa: BLE001 - a full queue, a slow scheduler: dropped
-            log.debug("match %d: a progress report dropped", step.key)
-
-    report.thread_safe = True  # type: ignore[attr-defined]  # the queue is the scheduler's
-    return report
+    """The progress hook of a match on this worker (:class:`LiveSender`)."""
+    return LiveSender(name)
 
 
 def _started() -> None:
