@@ -164,8 +164,12 @@ class _Reporter:
     def __call__(self, index: int, moves: list[dict[str, Any]]) -> None:
         if self.ticker is not None:
             with self.lock:
-                self.latest[index] = moves
                 first = index not in self.sent
+                if first:  # a match plays its games one after another: only this one
+                    # is kept (its worker's memory stays flat, issue 14 §3)
+                    self.latest.clear()
+                    self.sent = {k: v for k, v in self.sent.items() if k == index}
+                self.latest[index] = moves
             if first:
                 self._send(index, moves)
             return
@@ -191,8 +195,12 @@ class _Reporter:
                         exc_info=True)
 
     def close(self) -> None:
-        """The match is over: no report after it (its games' ends supersede them)."""
+        """The match is over: no report after it (its games' ends supersede them). The
+        ticker is waited for, so that a report it was sending goes before the match's
+        last outcomes, never after them."""
         self.stop.set()
+        if self.ticker is not None:
+            self.ticker.join(timeout=2 * self.every_s)
         closing_hook = getattr(self.hook, "close", None)
         if callable(closing_hook):
             closing_hook()

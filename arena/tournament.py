@@ -27,7 +27,7 @@ from referee.records import GameRecord, ResultError, validate
 from referee.sandbox import Limits
 from referee.text import hidden
 
-from .executors import Executor, GamePlayed, MatchFailed, MatchJob, MatchLogs
+from .executors import Executor, GamePlayed, MatchDone, MatchFailed, MatchJob, MatchLogs
 from .jobs import GameStep
 from .schedule import ScheduleError, make_schedule
 
@@ -247,6 +247,8 @@ def run(store: Store, name: str, executor: Executor, log_dir: str | None = None,
                 elif isinstance(outcome, MatchLogs):
                     store.record_logs(t["id"], job.key, job.games[0]["seating"],
                                       outcome.logs)
+                elif isinstance(outcome, MatchDone):  # failed or not: none of it plays on
+                    store.live_clear(t["id"], [g["idx"] for g in job.games])
     finally:
         executor.live = None
         store.live_clear(t["id"])  # what was left in progress is not played any more

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -153,6 +154,51 @@ def test_a_reader_of_an_older_database_finds_no_game_in_progress(tmp_path: Path)
     as_schema(tmp_path / "arena.db", 7)
     reader = StoreReader(tmp_path / "arena.db")
     assert reader.live_games() == [] and reader.live_game(tid, 0) is None
+
+
+def test_a_duplicate_deal_is_shown_when_every_seating_of_it_is_over(tmp_path: Path) -> None:
+    """While another seating of its deal is still to play, a game is not shown live nor
+    replayed (not even its public events): its cards would be that seating's hidden ones.
+    """
+    from arena import botstore
+    from arena import tournament as tour
+
+    store = Store(tmp_path / "arena.db")
+    for name in ("a", "b", "c"):
+        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
+    tour.create(store, name="d", game="dagens-brott", bots=["a", "b", "c"], seats=3,
+                games_per_seating=1, duplicate=True, fmt="round-robin", seed=1, options={},
+                settings=tour.Settings())
+    tid = store.tournament("d")["id"]
+    rows = store.missing_games(tid)
+    group = [r for r in rows if r["deal_group"] == rows[0]["deal_group"]]
+    assert len(group) == 3 and len({r["seed"] for r in group}) == 1
+    first, *others = group
+    store.live_step(tid, first["idx"], random_moves("dagens-brott", 3, first["seed"], 30))
+    reader = StoreReader(tmp_path / "arena.db")
+    status, html = render(reader, ["live", f"{tid}-{first['idx']}.html"])
+    assert status == 200 and 'data-state="withheld"' in html and '"positions":[]' in html
+    for n, row in enumerate([first, *others]):
+        record = game_record([{"rank": 1}, {"rank": 2}, {"rank": 3}], game="dagens-brott",
+                             seed=row["seed"])
+        game_id = store.record_game(tid, row, "dagens-brott", record)
+        for spectator in (False, True):
+            status, _ = render(reader, ["replay", f"{game_id}.html"], spectator=spectator)
+            assert status == (404 if n < len(group) - 1 else 200), (n, spectator)
+    status, html = render(reader, ["live", f"{tid}-{first['idx']}.html"])
+    assert status == 200 and 'data-state="over"' in html
+
+
+def test_a_game_a_killed_run_left_in_progress_goes_from_the_pages(tmp_path: Path) -> None:
+    """A row not written for longer than any step can take (a run killed with kill -9,
+    never resumed) is no game in progress."""
+    store, tid, schedule = tournament(tmp_path)
+    store.live_step(tid, schedule[0]["idx"], random_moves("stop-me", 3, 1, 3))
+    reader = StoreReader(tmp_path / "arena.db")
+    assert reader.live_games(tid)
+    with closing(sqlite3.connect(tmp_path / "arena.db")) as con, con:  # as a killed run left it
+        con.execute("UPDATE live_games SET updated_at = '2026-01-01T00:00:00Z'")
+    assert reader.live_games(tid) == [] and reader.live_game(tid, schedule[0]["idx"]) is None
 
 
 # ---------------------------------------------------------------- the executors

@@ -133,16 +133,22 @@ def live_page(store: StoreReader, key: str, *, root: str = "../") -> str:
     seats = _seats(store, seating) if seating else []
     positions: list[dict[str, Any]] = []
     note = None
-    if live is not None:
+    state = "playing" if live is not None else "over" if game_id is not None else "waiting"
+    pending = store.deal_unplayed(tid, idx)
+    if pending and state != "waiting":
+        # Its deal is played again in other seatings (duplicate deals): what it shows
+        # would show their hidden cards (found by review of issue 19 §3).
+        state = "withheld"
+    elif live is not None:
         positions, note = _positions(live.game, len(live.seating), live.seed,
                                      json.dumps(live.options, sort_keys=True),
                                      json.dumps(live.moves, separators=(",", ":")),
                                      tuple(s["bot"] for s in seats))
-    state = "playing" if live is not None else "over" if game_id is not None else "waiting"
     data = {"game": t.game, "state": state, "players": len(seats),
             "seats": [{"seat": s["seat"], "bot": f"{s['bot']}@{s['version']}"} for s in seats],
             "positions": positions, "refresh": REFRESH_S}
     return render("live.html", root=root, games=boards(store), t=t, idx=idx, state=state,
                   seats=seats, game_id=game_id, note=note, refresh_s=REFRESH_S,
+                  pending=pending,
                   data_json=Markup(_json_for_script(data)),
                   scripts=[*replay_scripts(t.game)[:-1], "live.js"])

@@ -33,6 +33,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from leaderboard.store import StoreBusyError, StoreError, StoreReader
 from leaderboard.web import PageError, bad_request, not_found
@@ -71,16 +72,28 @@ def _replay(store: StoreReader, key: str, spectator: bool) -> str:
         raise bad_request(f"{key!r} is not a replay: replays are named by game id, as "
                           "replay/12.html, or replay/12-seat0.html for one seat's view.")
     game_id, seat = int(match[1]), None if match[2] is None else int(match[2])
+    row = load(store, game_id)
+    _deal_over(store, row)
     if spectator:  # issue 15 §4: no seat's view and no full view on the public side
         if seat is not None:
             raise not_found(f"There is no public page of game {game_id} from a seat: a "
                             "seat's view is shown only to its bot's author, signed in.")
-        return public_replay_page(store, load(store, game_id))
-    row = load(store, game_id)
+        return public_replay_page(store, row)
     if seat is not None and seat >= len(row["seat_rows"]):
         raise not_found(f"Game {game_id} has seats 0 to {len(row['seat_rows']) - 1}; there is "
                         f"no seat {seat}.")
     return replay_page(store, rebuild(row, [seat]), seat)
+
+
+def _deal_over(store: StoreReader, row: dict[str, Any]) -> None:
+    """404 while the game's deal is still to be played in another seating (duplicate
+    deals): its replay would show that game's hidden cards (issue 19 §3, found by review)."""
+    pending = store.deal_unplayed(row["tournament_id"], row["idx"])
+    if pending:
+        raise not_found(f"Game {row['id']}'s deal is played in other seatings too, and "
+                        f"{pending} of them {'is' if pending == 1 else 'are'} not over: its "
+                        "replay would show their hidden cards. It opens once they have all "
+                        "been played.")
 
 
 def _tournament(store: StoreReader, key: str, spectator: bool) -> str:
@@ -212,6 +225,8 @@ def _export(store: StoreReader, out: Path, progress: Callable[[str], None] | Non
         write(f"live/{key}.html", live_page(store, key))
     for game_id in store.game_ids():
         stored = load(store, game_id)
+        if store.deal_unplayed(stored["tournament_id"], stored["idx"]):
+            continue  # not yet: its deal is played again in a seating still to come
         seats: list[int | None] = [None, *range(len(stored["seat_rows"]))]
         rebuilt = rebuild(stored, seats)
         for seat in seats:

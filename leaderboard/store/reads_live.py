@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from .base import Connection
@@ -33,6 +34,24 @@ class LiveGame:
     updated_at: str
 
 
+def stale_after_s(settings: dict[str, Any]) -> float:
+    """How long a game in progress may go unreported before it is taken as left by a run
+    that was killed: longer than any step of its tournament can take (a bot's start, its
+    deadline and its whole time bank), and a minute more."""
+    clocks = settings.get("clocks") or {}
+    return (clocks.get("startup_ms", 20_000) + clocks.get("deadline_ms", 1_000)
+            + clocks.get("time_bank_ms", 1_000)) / 1000 + 60
+
+
+def _stale(updated_at: str, settings: str, now: datetime) -> bool:
+    try:
+        at = datetime.fromisoformat(updated_at)
+        limit = stale_after_s(json.loads(settings))
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return (now - at).total_seconds() > limit
+
+
 class LiveReads(Connection):
     """The reads of ``live_games`` (a mixin of the reader)."""
 
@@ -42,17 +61,22 @@ class LiveReads(Connection):
     def live_games(self, tournament_id: int | None = None) -> list[dict[str, Any]]:
         """The games in progress (of one tournament, or of all), oldest first: tournament
         id and name, idx, its match and match number, game, steps, started_at,
-        updated_at."""
+        updated_at. A row its run has not written for longer than any step of that
+        tournament may take is left out: its run was killed (:func:`stale_after_s`)."""
         if not self._has_live():
             return []
         where, params = ("WHERE l.tournament_id = ?", (tournament_id,)) \
             if tournament_id is not None else ("", ())
-        return self._rows(
+        rows = self._rows(
             "SELECT l.tournament_id, t.name AS tournament, l.idx, s.match, s.match_no, "
-            "t.game, l.steps, l.started_at, l.updated_at FROM live_games l JOIN tournaments t "
-            "ON t.id = l.tournament_id JOIN schedule s ON s.tournament_id = l.tournament_id "
-            f"AND s.idx = l.idx {where} ORDER BY l.started_at, l.tournament_id, l.idx",
+            "t.game, l.steps, l.started_at, l.updated_at, t.settings FROM live_games l "
+            "JOIN tournaments t ON t.id = l.tournament_id JOIN schedule s ON "
+            f"s.tournament_id = l.tournament_id AND s.idx = l.idx {where} "
+            "ORDER BY l.started_at, l.tournament_id, l.idx",
             params, "reading the games in progress")
+        now = datetime.now(UTC)
+        return [{k: v for k, v in r.items() if k != "settings"} for r in rows
+                if not _stale(r["updated_at"], r["settings"], now)]
 
     def live_game(self, tournament_id: int, idx: int) -> LiveGame | None:
         """Game ``idx`` of tournament ``tournament_id`` while it is in progress, else None
@@ -60,12 +84,13 @@ class LiveReads(Connection):
         if not self._has_live():
             return None
         row = self._one(
-            "SELECT l.*, t.name AS tournament, t.game, t.options, s.seed, s.seating "
+            "SELECT l.*, t.name AS tournament, t.game, t.options, t.settings, s.seed, "
+            "s.seating "
             "FROM live_games l JOIN tournaments t ON t.id = l.tournament_id "
             "JOIN schedule s ON s.tournament_id = l.tournament_id AND s.idx = l.idx "
             "WHERE l.tournament_id = ? AND l.idx = ?", (tournament_id, idx),
             f"reading game {idx} of tournament {tournament_id} in progress")
-        if row is None:
+        if row is None or _stale(row["updated_at"], row["settings"], datetime.now(UTC)):
             return None
         return LiveGame(row["tournament_id"], row["tournament"], row["idx"], row["game"],
                         json.loads(row["options"]), row["seed"], json.loads(row["seating"]),
@@ -86,4 +111,15 @@ class LiveReads(Connection):
                         f"reading game {idx} of tournament {tournament_id}'s schedule")
         return None if row is None else {"match": row["match"],
                                          "seating": json.loads(row["seating"])}
+
+    def deal_unplayed(self, tournament_id: int, idx: int) -> int:
+        """How many other games of the deal of game ``idx`` (its duplicate deal group: the
+        same seed in other seatings) are not stored yet. While any is, what game ``idx``
+        showed would show their hidden cards (found by review of issue 19 §3)."""
+        return int(self._scalar(
+            "SELECT COUNT(*) FROM schedule s WHERE s.tournament_id = ? AND s.idx != ? AND "
+            "s.deal_group = (SELECT deal_group FROM schedule WHERE tournament_id = ? AND "
+            "idx = ?) AND NOT EXISTS (SELECT 1 FROM games g WHERE g.tournament_id = "
+            "s.tournament_id AND g.idx = s.idx)", (tournament_id, idx, tournament_id, idx),
+            f"reading the deal of game {idx} of tournament {tournament_id}") or 0)
 

@@ -5,7 +5,7 @@ that stores it (:meth:`Store.record_game`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -37,13 +37,14 @@ class LiveWrites(LiveReads):
                 (tournament_id, idx, len(moves), json.dumps(moves, separators=(",", ":")),
                  stamp, stamp, tournament_id, idx), doing))
 
-    def live_clear(self, tournament_id: int, idx: int | None = None) -> int:
+    def live_clear(self, tournament_id: int, idxs: Iterable[int] | None = None) -> int:
         """Forget the games in progress of a tournament (a run starting: a killed run's
-        rows are stale), or one of them; how many were."""
+        rows are stale), or those of ``idxs`` (a match that ended, failed or not); how
+        many were."""
         doing = f"clearing the games in progress of tournament {tournament_id}"
         with self.transaction(doing):
-            if idx is None:
+            if idxs is None:
                 return self._write("DELETE FROM live_games WHERE tournament_id = ?",
                                    (tournament_id,), doing)
-            return self._write("DELETE FROM live_games WHERE tournament_id = ? AND idx = ?",
-                               (tournament_id, idx), doing)
+            return sum(self._write("DELETE FROM live_games WHERE tournament_id = ? AND "
+                                   "idx = ?", (tournament_id, idx), doing) for idx in idxs)

@@ -46,7 +46,9 @@
     var box = $("table"); box.textContent = "";
     if (last < 0) {
       box.appendChild(el("p", "muted", data.state === "over"
-        ? "The game is over: its replay shows every view." : "Nothing to show yet."));
+        ? "The game is over: its replay shows every view."
+        : data.state === "withheld" ? "Not shown until its deal's other seatings are over."
+        : "Nothing to show yet."));
       return;
     }
     var p = data.positions[at];
@@ -70,23 +72,23 @@
       lines[i].classList.toggle("now", k === at);
     }
   }
-  var told = 0;
-  function tell() {  // the play by play: appended, never rebuilt (the list keeps its scroll)
-    var list = $("play-by-play");
+  function tell() {
+    // The play by play, built from the positions each time: a game played twice at once
+    // (a cluster's retry) may be reported by either, and the list is then the newest's.
+    var list = $("play-by-play"), keep = list.scrollTop;
+    list.textContent = "";
     data.positions.forEach(function (p, n) {
       p.e.forEach(function (x) {
-        if (x[0] <= told) return;
-        told = x[0];
         var li = el("li", "", x[2]); li.setAttribute("data-step", n); list.appendChild(li);
         (x[3] || []).forEach(function (s) {  // the summaries this event ends
           var sum = el("li", "summary", s); sum.setAttribute("data-step", n); list.appendChild(sum);
         });
       });
     });
-    if (follow) list.scrollTop = list.scrollHeight;
+    list.scrollTop = follow ? list.scrollHeight : keep;
   }
   function update(fresh) {
-    data = fresh;  // positions only ever grow: what was told stays told (by number)
+    data = fresh;
     build(); tell();
     show(follow ? states.length - 1 : at);
   }
@@ -124,12 +126,16 @@
         if (!fresh || !state) throw new Error("not a live page");
         var next = JSON.parse(fresh.textContent);
         failures = 0;
-        if (next.state === "over") {  // the replay now shows it all: the state line and its link
+        if (next.state !== data.state) {  // the state line (and the replay's link) anew
           $("live-state").replaceWith(document.importNode(state, true));
+          status = $("live-status");
+        }
+        if (next.state === "over") {  // the replay now shows it all
           data.state = "over"; show(at);
           return;
         }
         if (next.state === "playing") update(next);
+        else { data.state = next.state; show(at); }
         say("updated " + new Date().toLocaleTimeString(), false);
         schedule(every);
       })
