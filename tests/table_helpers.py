@@ -196,3 +196,27 @@ def golden_db(tmp: Path, game: str) -> tuple[Path, int]:
     assert stored_seed == seed and json.loads(events)[:3] == engine.log_json()[:3]
     return db, game_id
 
+
+def check_golden(driver: Any, tmp: Path, game: str, cards: Cards,
+                 check_seat: Callable[[Any, str, Path, int, int], int] | None = None) -> int:
+    """Issue 19 §5: walk ``game``'s golden game (:func:`golden_db`), every step, in the
+    full view and in every seat's view (with ``check_seat`` for a seat's page where a game
+    needs its own, else :func:`check_replay`); how many positions were checked."""
+    from .browser_helpers import serving
+
+    db, gid = golden_db(tmp, game)
+    server = serving(db)
+    base = next(server)
+    try:
+        checked = check_replay(driver, base, db, gid, None, cards)
+        with closing(sqlite3.connect(db)) as con:
+            [(seats,)] = con.execute("SELECT COUNT(*) FROM seats WHERE game_id = ?",
+                                     (gid,)).fetchall()
+        for seat in range(seats):
+            checked += (check_seat(driver, base, db, gid, seat) if check_seat
+                        else check_replay(driver, base, db, gid, seat, cards))
+        assert checked > seats + 1
+        return checked
+    finally:
+        next(server, None)
+

@@ -37,9 +37,9 @@ from .browser_helpers import HAVE_BROWSER, browser_errors, chromium, serving, vi
 from .table_helpers import (
     ARTIFACTS,
     ROOT,
+    check_golden,
     check_replay,
     css_selectors,
-    golden_db,
     hidden_cards,
     positions,
     table_db,
@@ -311,13 +311,4 @@ def test_every_kind_of_card_has_its_own_hue(browser: Any, base: str, db: Path) -
 def test_the_golden_game_every_step_every_perspective(browser: Any, tmp_path: Path) -> None:
     """Issue 19 §5: the golden game (tests/golden, the reviewed playthrough), every step,
     in the full view and in every seat's view, drawn as the engine's views say."""
-    db, gid = golden_db(tmp_path, "dagens-brott")
-    server = serving(db)
-    base = next(server)
-    try:
-        checked = check_replay(browser, base, db, gid, None, cards)
-        for seat in range(4):
-            checked += check_seat(browser, base, db, gid, seat)
-        assert checked > 4 + 1
-    finally:
-        next(server, None)
+    check_golden(browser, tmp_path, "dagens-brott", cards, check_seat)

@@ -32,14 +32,14 @@ from arena.web.templating import STATIC_FILES, replay_scripts
 from leaderboard.store import Store
 from referee.games import new_game
 
-from .browser_helpers import HAVE_BROWSER, browser_errors, chromium, serving
+from .browser_helpers import HAVE_BROWSER, browser_errors, chromium
 from .table_helpers import (
     ARTIFACTS,
     ROOT,
     Position,
+    check_golden,
     check_replay,
     css_selectors,
-    golden_db,
     positions,
     table_db,
 )
@@ -335,13 +335,4 @@ def test_every_kind_of_card_coin_and_seat_has_its_own_colour_and_word(
 def test_the_golden_game_every_step_every_perspective(driver: Any, tmp_path: Path) -> None:
     """Issue 19 §5: the golden game (tests/golden, the reviewed playthrough), every step,
     in the full view and in every seat's view, drawn as the engine's views say."""
-    db, gid = golden_db(tmp_path, "stand-and-deliver")
-    server = serving(db)
-    base = next(server)
-    try:
-        checked = check_replay(driver, base, db, gid, None, cards)
-        for seat in range(4):
-            checked += check_replay(driver, base, db, gid, seat, cards)
-        assert checked > 4 + 1
-    finally:
-        next(server, None)
+    check_golden(driver, tmp_path, "stand-and-deliver", cards)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import closing
@@ -27,17 +26,16 @@ import pytest
 
 from arena import botstore, tournament
 from arena.executors import ProcessExecutor
-from arena.web import make_server
 from leaderboard.store import Store
 from referee.games import new_game
 
-from .browser_helpers import HAVE_BROWSER, chromium, serving
+from .browser_helpers import HAVE_BROWSER, chromium, serving, viewport
 from .table_helpers import (
     ARTIFACTS,
     browser_errors,
+    check_golden,
     check_replay,
     css_selectors,
-    golden_db,
     positions,
     table_db,
 )
@@ -146,18 +144,7 @@ def beats(db: Path) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def base(db: Path) -> Iterator[str]:
     """The real web server over the module's database, on a free loopback port."""
-    server = make_server(db, "127.0.0.1", 0, 2.0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
-
-
-def viewport(driver: Any, width: int, height: int) -> None:
-    """Size the window so that the page itself gets ``width`` x ``height`` pixels."""
-    driver.set_window_size(width, height)
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+    yield from serving(db)
 
 
 @pytest.fixture(scope="module")
@@ -342,13 +329,4 @@ def test_the_round_winner_and_the_1_beating_the_10(driver: Any, base: str, db: P
 def test_the_golden_game_every_step_every_perspective(driver: Any, tmp_path: Path) -> None:
     """Issue 19 §5: the golden game (tests/golden, the reviewed playthrough), every step,
     in the full view and in every seat's view, drawn as the engine's views say."""
-    db, gid = golden_db(tmp_path, "stop-me")
-    server = serving(db)
-    base = next(server)
-    try:
-        checked = check_replay(driver, base, db, gid, None, cards)
-        for seat in range(3):
-            checked += check_replay(driver, base, db, gid, seat, cards)
-        assert checked > 3 + 1
-    finally:
-        next(server, None)
+    check_golden(driver, tmp_path, "stop-me", cards)

@@ -9,16 +9,10 @@
    its hash (CSP script-src), checked by integrity=; it fetches only its own address. */
 (function () {
   "use strict";
-  var T = window.ArenaTable;
+  var T = window.ArenaTable, el = T.el;  // table.js comes first: its helpers, as text
   function $(id) { return document.getElementById(id); }
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
   var data = JSON.parse($("live-data").textContent);
-  var states = [], at = 0, follow = true, draw = T ? T.get(data.game) : null, failed = false;
+  var states = [], at = 0, follow = true, draw = T.get(data.game), failed = false;
   function seatName(s) {
     var x = data.seats[s];
     return x ? "seat " + s + " (" + x.bot + ")" : "seat " + s;
