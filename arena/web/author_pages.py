@@ -51,7 +51,7 @@ TEXT_CHARS = 8000
 size is said)."""
 ME_SUBMISSIONS = 3
 """Submissions per bot on /me/, newest first (the bot's page lists its newest 50)."""
-_REPLAY = re.compile(r"(\d{1,18})-seat(\d{1,4})")
+_REPLAY = re.compile(r"(0|[1-9][0-9]{0,17})-seat(0|[1-9][0-9]{0,3})", re.ASCII)
 
 
 def _cut(text: str | None, whole_bytes: int | None = None) -> dict[str, Any] | None:
@@ -214,7 +214,13 @@ def _seat_replay(reader: StoreReader, author: Author, key: str) -> str:
     names = accounts.owned_bots(reader, author)
     if seat not in seat_of(reader, game_id, names):
         raise gone  # not theirs, or no such game or seat: one answer (issue 15 §4, §5)
-    html: str = replay_page(reader, rebuild(load(reader, game_id), [seat]), seat,
+    row = load(reader, game_id)
+    if reader.deal_unplayed(row["tournament_id"], row["idx"]):
+        # Its deal is still to be played in another seating (duplicate deals): the hand
+        # it shows is another bot's there (issue 19 §3, found by review).
+        raise Refused(404, f"Game {game_id}'s deal is played in other seatings too, not all "
+                           "over yet: its replay opens once they are.")
+    html: str = replay_page(reader, rebuild(row, [seat]), seat,
                             root="/", perspectives=False, signed_in=author.name)
     return html
 

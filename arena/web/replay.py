@@ -85,8 +85,11 @@ def rebuild(row: dict[str, Any], perspectives: list[int | None]) -> Rebuilt:
         out.notes.append(f"The game cannot be rebuilt here ({replay.error}); only its event "
                          "log is shown.")
     if replay.failed_step is not None:
-        out.notes.append(f"Step {replay.failed_step} cannot be replayed ({replay.failure}); "
-                         "the game stops there.")
+        # Why, only where the page shows everything: an illegal action's message quotes
+        # the seat's legal actions, its hidden cards (found by review of issue 19 §3).
+        why = f" ({replay.failure})" if all(p is None for p in perspectives) else ""
+        out.notes.append(f"Step {replay.failed_step} cannot be replayed{why}; the game "
+                         "stops there.")
     elif out.moves and not replay.matches_events:
         out.notes.append("The rebuilt game differs from the stored event log (the engine may "
                          "have changed since); the views may not match the narrative.")

@@ -57,8 +57,8 @@ from .templating import STATIC_DIR, STATIC_FILES, STATIC_PREFIX, for_files
 
 log = logging.getLogger(__name__)
 
-_REPLAY = re.compile(r"(\d{1,18})(?:-seat(\d{1,4}))?")
-_NUMBER = re.compile(r"\d{1,18}")
+_REPLAY = re.compile(r"(0|[1-9][0-9]{0,17})(?:-seat(0|[1-9][0-9]{0,3}))?", re.ASCII)
+_NUMBER = re.compile(r"0|[1-9][0-9]{0,17}", re.ASCII)  # one spelling per page
 
 
 def root_of(segments: list[str]) -> str:
