@@ -142,9 +142,9 @@ class _Reporter:
 
     With a hook that may be called from another thread (``hook.thread_safe``: a
     worker's, which only sends), a ticker sends each game whose moves changed, every
-    interval, and the first step at once: a report's time then tells nothing of when a
-    step ended (a hidden one, say: RULES.md C3), and a game waiting on a slow decision
-    is still shown up to its last finished step. The inline executor's hook writes the
+    interval, its first steps too: a report's time then tells no more of when a step
+    ended (a hidden one, say: RULES.md C3) than that it was within that interval, and a
+    game waiting on a slow decision is still shown up to its last finished step. The inline executor's hook writes the
     store in the organiser's own thread, so there a step is reported when it ends, if
     the interval is over (found by review of issue 19 §3)."""
 
@@ -164,14 +164,11 @@ class _Reporter:
     def __call__(self, index: int, moves: list[dict[str, Any]]) -> None:
         if self.ticker is not None:
             with self.lock:
-                first = index not in self.sent
-                if first:  # a match plays its games one after another: only this one
-                    # is kept (its worker's memory stays flat, issue 14 §3)
+                if index not in self.latest:  # a match plays its games one after another:
+                    # only this one is kept (its worker's memory stays flat, issue 14 §3)
                     self.latest.clear()
-                    self.sent = {k: v for k, v in self.sent.items() if k == index}
+                    self.sent = {}
                 self.latest[index] = moves
-            if first:
-                self._send(index, moves)
             return
         if time.monotonic() - self.last.get(index, -self.every_s) >= self.every_s:
             self._send(index, moves)

@@ -129,7 +129,8 @@ def test_the_writer_keeps_a_game_in_progress_until_it_is_stored(tmp_path: Path) 
     moves = random_moves("stop-me", 3, first["seed"], 6)
     assert store.live_step(tid, first["idx"], moves[:3])
     assert store.live_step(tid, first["idx"], moves)
-    assert not store.live_step(tid, first["idx"], moves[:2])  # an older report: ignored
+    assert store.live_step(tid, first["idx"], moves[:2])  # a match played again: anew
+    assert store.live_step(tid, first["idx"], moves)
     reader = StoreReader(tmp_path / "arena.db")
     [row] = reader.live_games(tid)
     assert (row["idx"], row["steps"]) == (first["idx"], 6)
@@ -202,19 +203,26 @@ def test_a_game_a_killed_run_left_in_progress_goes_from_the_pages(tmp_path: Path
 
 
 # ---------------------------------------------------------------- the executors
-def job(key: int, games: int) -> MatchJob:
+def job(key: int, games: int, bots: tuple[str, ...] = ("builtin:random",) * 3) -> MatchJob:
     rows = tuple({"idx": i, "seed": 100 + i, "deal_group": i, "seating": [0, 1, 2]}
                  for i in range(games))
-    return MatchJob(key, "dagens-brott", ("builtin:random",) * 3, rows)
+    return MatchJob(key, "dagens-brott", bots, rows)
 
 
 @pytest.mark.parametrize("make", [InlineExecutor, lambda: ProcessExecutor(1)],
                          ids=["inline", "process"])
-def test_an_executor_hands_each_games_progress_to_its_live_hook(make: Any) -> None:
+def test_an_executor_hands_each_games_progress_to_its_live_hook(make: Any,
+                                                                tmp_path: Path) -> None:
+    """Inline, each step when the interval is over; on a worker, on its ticker (so the
+    games last a few seconds: a program bot that waits a little each move)."""
     executor = make()
     steps: list[GameStep] = []
     executor.live = steps.append
-    with closing(executor.stream([job(7, 2)])) as outcomes:
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT.replace("0.03", "0.01"))
+    bots = ("builtin:random",) * 3 if isinstance(executor, InlineExecutor) else \
+        (str(bot), "builtin:random", "builtin:random")
+    with closing(executor.stream([job(7, 2, bots)])) as outcomes:
         played = {o.position: o.record for o in outcomes if isinstance(o, GamePlayed)}
     assert set(played) == {0, 1}
     assert {s.position for s in steps} == {0, 1} and all(s.key == 7 for s in steps)
@@ -238,10 +246,10 @@ def test_the_reporter_reports_at_most_every_interval_and_never_fails_a_game() ->
 
 
 def test_a_workers_reports_come_on_a_ticker_not_when_steps_end() -> None:
-    """A worker's hook (thread-safe) gets a game's first step at once, then its moves
-    every interval while they change, whenever the steps end: a game waiting on a slow
-    decision is shown up to its last finished step, and when a report comes tells
-    nothing of when a step ended. Nothing comes after the match."""
+    """A worker's hook (thread-safe) gets a game's moves every interval while they
+    change, whenever its steps end, the first ones too: a game waiting on a slow
+    decision is shown up to its last finished step, and a report's time tells nothing
+    finer of when a step ended. Nothing comes after the match."""
     got: list[tuple[float, int]] = []
 
     def hook(step: GameStep) -> None:
@@ -249,21 +257,23 @@ def test_a_workers_reports_come_on_a_ticker_not_when_steps_end() -> None:
 
     hook.thread_safe = True  # type: ignore[attr-defined]
     report = _Reporter(4, hook, every_s=0.3)
-    moves: list[dict[str, Any]] = [{}]
-    report(0, moves)
-    for _ in range(2):
+    moves: list[dict[str, Any]] = []
+    for _ in range(3):
         moves.append({})
-        report(0, moves)  # too soon: the ticker sends the list as it is then
-    assert [n for _, n in got] == [1]
+        report(0, moves)  # none sent now: the ticker sends the list as it is then
+    assert got == []
     deadline = time.monotonic() + 5
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [n for _, n in got] == [3]
+    time.sleep(0.7)
+    assert len(got) == 1  # unchanged moves are not sent again
+    moves.append({})
     while len(got) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert [n for _, n in got] == [1, 3]
-    time.sleep(0.7)
-    assert len(got) == 2  # unchanged moves are not sent again
+    assert [n for _, n in got] == [3, 4]
     report.close()
     moves.append({})
-    report(0, moves)
     time.sleep(0.7)
     assert len(got) == 2  # the match is over
 

@@ -24,7 +24,8 @@ class LiveWrites(LiveReads):
     def live_step(self, tournament_id: int, idx: int, moves: Sequence[Any]) -> bool:
         """Keep the moves so far of game ``idx`` in progress; whether they were kept (not
         when the game is stored already: a late report of a game played twice, issue 17
-        §3, never brings it back to life)."""
+        §3, never brings it back to life). The newest report wins, even one with fewer
+        moves: a match played again (a cluster's retry) starts its games anew."""
         doing = f"keeping game {idx} of tournament {tournament_id} in progress"
         stamp = now()
         with self.transaction(doing):
@@ -33,7 +34,7 @@ class LiveWrites(LiveReads):
                 "updated_at) SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM games "
                 "WHERE tournament_id = ? AND idx = ?) ON CONFLICT (tournament_id, idx) DO "
                 "UPDATE SET steps = excluded.steps, moves = excluded.moves, "
-                "updated_at = excluded.updated_at WHERE excluded.steps >= live_games.steps",
+                "updated_at = excluded.updated_at",
                 (tournament_id, idx, len(moves), json.dumps(moves, separators=(",", ":")),
                  stamp, stamp, tournament_id, idx), doing))
 
