@@ -95,7 +95,7 @@ def sql_one(store: Any, query: str, params: Sequence[Any] = ()) -> dict[str, Any
 
 _UNDO: dict[int, tuple[str, ...]] = {
     # What each migration added, undone newest first (leaderboard/store/schema.py).
-    8: ("DROP TABLE live_games",),
+    8: ("DROP INDEX schedule_by_deal", "DROP TABLE live_games"),
     7: ("DROP TABLE comparison_games", "DROP TABLE comparisons"),
     6: ("DROP TABLE tau_epochs", "DROP TABLE ladder_actions", "DROP TABLE ladders",
         "DROP INDEX seats_by_bot", "CREATE INDEX seats_by_bot ON seats (bot_id)"),

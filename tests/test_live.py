@@ -190,6 +190,34 @@ def test_a_duplicate_deal_is_shown_when_every_seating_of_it_is_over(tmp_path: Pa
     assert status == 200 and 'data-state="over"' in html
 
 
+def test_a_duplicate_deals_fault_logs_wait_for_its_other_seatings(tmp_path: Path) -> None:
+    """A fault log may quote a seat's legal actions, so its hand: on a bot's page it is
+    kept back while the deal is to be played in another seating, as the bot's output."""
+    from arena import botstore
+    from arena import tournament as tour
+
+    store = Store(tmp_path / "arena.db")
+    for name in ("a", "b", "c"):
+        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
+    tour.create(store, name="d", game="dagens-brott", bots=["a", "b", "c"], seats=3,
+                games_per_seating=1, duplicate=True, fmt="round-robin", seed=1, options={},
+                settings=tour.Settings())
+    tid = store.tournament("d")["id"]
+    rows = store.missing_games(tid)
+    group = [r for r in rows if r["deal_group"] == rows[0]["deal_group"]]
+    secret = "{'lay': 'ROB7'} is not one of the legal actions ['pass', {'lay': 'ROB9'}]"
+    faulty = {"rank": 1, "status": "illegal", "faults": {"illegal": 1},
+              "fault_log": [f"illegal: {secret}"]}
+    for n, row in enumerate(group):
+        seats = [faulty if s == 0 else {"rank": 2 + s} for s in range(3)]
+        store.record_game(tid, row, "dagens-brott",
+                          game_record(seats, game="dagens-brott", seed=row["seed"]))
+        store.record_logs(tid, row["match"], row["seating"], {0: f"my hand holds {secret}"})
+        reader = StoreReader(tmp_path / "arena.db")
+        names = {b["id"]: b["name"] for b in reader.bots()}
+        shown = render(reader, ["bot", f"{names[row['seating'][0]]}.html"])[1]
+        assert ("ROB9" in shown) == (n == len(group) - 1), n
+        reader.close()
 def test_a_game_a_killed_run_left_in_progress_goes_from_the_pages(tmp_path: Path) -> None:
     """A row not written for longer than any step can take (a run killed with kill -9,
     never resumed) is no game in progress."""

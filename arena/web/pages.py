@@ -143,8 +143,10 @@ def bot_page(store: StoreReader, name: str, *, spectator: bool = False) -> str:
         raise not_found(f"There is no bot named {name!r}.")
     ids = [v["id"] for v in versions]
     faults = as_dicts(store.bot_faults(ids))
-    if spectator:
-        for fault in faults:
+    for fault in faults:
+        # A spectator never sees another author's fault causes (issue 15 §4); nobody sees
+        # those of a duplicate deal still to play: they may quote a hand (issue 19 §3).
+        if spectator or fault["held"]:
             fault["fault_log"] = []
     # The bot's captured output (stderr, capped at 64 KiB per match), newest first; None
     # for a database from before schema 3, or for a spectator.

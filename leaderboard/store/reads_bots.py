@@ -19,6 +19,15 @@ from .rows import (
     SeatRecord,
 )
 
+_UNPLAYED = ("EXISTS (SELECT 1 FROM schedule s2 WHERE s2.tournament_id = {t} AND "
+             "s2.deal_group = {group} AND NOT EXISTS (SELECT 1 FROM games g2 WHERE "
+             "g2.tournament_id = s2.tournament_id AND g2.idx = s2.idx))")
+_HELD_GAME = _UNPLAYED.format(t="g.tournament_id", group="g.deal_group")
+"""SQL: game ``g``'s deal is still to be played in another seating (duplicate deals)."""
+_HELD_MATCH = ("EXISTS (SELECT 1 FROM schedule s1 WHERE s1.tournament_id = l.tournament_id "
+               "AND s1.match = l.match AND "
+               + _UNPLAYED.format(t="s1.tournament_id", group="s1.deal_group") + ")")
+"""SQL: a deal of log ``l``'s match is still to be played in another seating."""
 
 class BotReads(Connection):
     """Reads of the ``bots`` table and of each bot's seats."""
@@ -104,27 +113,31 @@ class BotReads(Connection):
 
     def bot_faults(self, bot_ids: Sequence[int]) -> list[BotFault]:
         """Every game where one of these bot versions faulted (a status other than ok, or
-        a fault logged), newest first."""
+        a fault logged), newest first; ``held`` where the game's deal is still to be
+        played in another seating (its fault log may quote the seat's hand)."""
         rows = self._rows(
             f"SELECT g.id, g.game, t.name AS tournament, t.id AS tid, b.version, s.seat, "
-            f"s.status, s.faults, s.fault_log FROM seats s JOIN games g ON g.id = s.game_id "
+            f"s.status, s.faults, s.fault_log, {_HELD_GAME} AS held "
+            f"FROM seats s JOIN games g ON g.id = s.game_id "
             f"JOIN tournaments t ON t.id = g.tournament_id JOIN bots b ON b.id = s.bot_id "
             f"WHERE s.bot_id IN ({marks(bot_ids)}) AND "
             f"(s.status != 'ok' OR s.fault_log != '[]') ORDER BY g.id DESC", list(bot_ids))
-        return [BotFault(**{**r, "faults": json.loads(r["faults"] or "{}"),
+        return [BotFault(**{**r, "faults": json.loads(r["faults"] or "{}"), "held": bool(r["held"]),
                             "fault_log": json.loads(r["fault_log"] or "[]")}) for r in rows]
 
     def bot_log_entries(self, bot_ids: Sequence[int], limit: int) -> list[BotLog] | None:
         """The newest ``limit`` captured logs of these bot versions; None for a database
-        from before schema 3, which kept none."""
+        from before schema 3, which kept none. Not those of a match a deal of which is
+        still to be played in another seating: a bot's output may quote its hand, which
+        is another seat's there (issue 19 §3, found by review)."""
         if "logs" not in self._tables():
             return None
         return [BotLog(**r) for r in self._rows(
             f"SELECT t.name AS tournament, t.id AS tid, l.match, l.seat, b.version, l.text "
             f"FROM logs l JOIN bots b ON b.id = l.bot_id "
             f"JOIN tournaments t ON t.id = l.tournament_id "
-            f"WHERE l.bot_id IN ({marks(bot_ids)}) ORDER BY l.id DESC LIMIT ?",
-            [*bot_ids, limit])]
+            f"WHERE l.bot_id IN ({marks(bot_ids)}) AND NOT {_HELD_MATCH} "
+            f"ORDER BY l.id DESC LIMIT ?", [*bot_ids, limit])]
 
     def bot_logs(self, name: str, version: int | None = None,
                  limit: int | None = None) -> list[dict[str, Any]]:

@@ -266,6 +266,8 @@ class BotFault:
     status: str
     faults: dict[str, int]
     fault_log: list[Any]
+    held: bool = False
+    """Its deal is still to be played in another seating: its fault log is kept back."""
 
 
 @dataclass(frozen=True, slots=True)

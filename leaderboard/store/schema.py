@@ -182,13 +182,16 @@ MIGRATIONS: dict[int, str] = {
     # 8: games being played (issue 19 §3): the moves a worker reported so far of each
     # game in progress, written by the run's one writer, deleted in the transaction that
     # stores the game. Transient: a run clears its tournament's rows when it starts (a
-    # killed run's are stale), and nothing is rated or counted from them.
+    # killed run's are stale), and nothing is rated or counted from them. The index
+    # finds a duplicate deal's other seatings: until they are played, nothing of the
+    # deal is shown (issue 19 §3).
     8: """
     CREATE TABLE live_games (
         tournament_id INTEGER NOT NULL REFERENCES tournaments(id), idx INTEGER NOT NULL,
         steps INTEGER NOT NULL, moves TEXT NOT NULL, started_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
         PRIMARY KEY (tournament_id, idx));
+    CREATE INDEX schedule_by_deal ON schedule (tournament_id, deal_group);
     """,
 }
 
