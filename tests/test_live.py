@@ -495,3 +495,51 @@ def test_a_game_is_watched_as_it_plays_and_opens_when_it_ends(
             assert driver.find_elements("css selector", "#table [data-card]")
     finally:
         next(server, None)
+
+
+def test_a_ladders_page_links_its_games_in_progress(tmp_path: Path) -> None:
+    """The ladder, its one writer and its page: a match in flight links its game's live
+    page while it plays (issue 19 §3), and nothing is left in progress after the run."""
+    from .helpers import arena
+
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT.replace("0.03", "0.05"))
+    db = tmp_path / "arena.db"
+    for name in ("slow", "steady"):
+        assert arena("bot", "add", name, str(bot), db=db).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "ladder", "run", "stop-me",
+                             "--name", "L", "--games", "2", "--seats", "2", "--workers", "2",
+                             "--db", str(db)], cwd=ROOT, env=environment(),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        linked = None
+        while linked is None and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.3)
+            try:
+                reader = StoreReader(db)
+            except Exception:  # noqa: BLE001 - not made yet, or being migrated
+                continue
+            try:
+                rows = reader.live_games()
+                if rows:
+                    html = render(reader, ["ladder", f"{rows[0]['tournament_id']}.html"])[1]
+                    found = re.search(r'href="\.\./live/(\d+-\d+)\.html" class="live-link"',
+                                      html)
+                    linked = found[1] if found else None
+            finally:
+                reader.close()
+        assert linked is not None, "no match in flight linked its live game"
+        assert proc.wait(timeout=180) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader = StoreReader(db)
+    try:
+        assert reader.live_games() == []
+        tid, idx = map(int, linked.split("-"))
+        assert reader.game_at(tid, idx) is not None  # and the game it linked is stored
+    finally:
+        reader.close()
+
