@@ -28,10 +28,10 @@ __all__ = ["Block", "narrate", "seat_log", "shown", "story", "visible"]
 @dataclass
 class Block:
     """What one position of a perspective tells: the decisions that led to it as
-    ``[seat, action, by, ms, sentence]``, the events as ``[number, event, sentence]``
-    (and a fourth entry, the summaries the event ends, when it ends a round or the game)
-    (numbered from 1 among the events the perspective sees: a seat's numbers do not
-    count the events hidden from it) and the summaries of what ended there."""
+    ``[seat, action, by, ms, sentence]``; the events as ``[number, event, sentence]``,
+    numbered from 1 among the events the perspective sees (a seat's numbers do not count
+    the events hidden from it), with a fourth entry, the summaries it ends, for an event
+    that ends a round or the game; and all those summaries, in order."""
 
     position: int
     decisions: list[list[Any]] = field(default_factory=list)

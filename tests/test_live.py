@@ -109,18 +109,28 @@ def test_a_game_has_one_address(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------- the store
-def tournament(tmp_path: Path) -> tuple[Store, int, list[dict[str, Any]]]:
+def tournament(tmp_path: Path, game: str = "stop-me", *, duplicate: bool = False,
+               names: tuple[str, ...] = ("a", "b", "c"), seed: int = 1
+               ) -> tuple[Store, int, list[dict[str, Any]]]:
+    """A three-seat round-robin of random bots, not played: its store, id and schedule."""
     from arena import botstore
     from arena import tournament as tour
 
     store = Store(tmp_path / "arena.db")
-    for name in ("a", "b", "c"):
+    for name in names:
         botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
-    tour.create(store, name="t", game="stop-me", bots=["a", "b", "c"], seats=3,
-                games_per_seating=1, duplicate=False, fmt="round-robin", seed=1, options={},
+    tour.create(store, name="t", game=game, bots=list(names), seats=3, games_per_seating=1,
+                duplicate=duplicate, fmt="round-robin", seed=seed, options={},
                 settings=tour.Settings())
     tid = store.tournament("t")["id"]
     return store, tid, store.missing_games(tid)
+
+
+def first_deal(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The games of the schedule's first deal group: with duplicate deals, one per seating."""
+    group = [r for r in rows if r["deal_group"] == rows[0]["deal_group"]]
+    assert len(group) == 3 and len({r["seed"] for r in group}) == 1
+    return group
 
 
 def test_the_writer_keeps_a_game_in_progress_until_it_is_stored(tmp_path: Path) -> None:
@@ -161,19 +171,8 @@ def test_a_duplicate_deal_is_shown_when_every_seating_of_it_is_over(tmp_path: Pa
     """While another seating of its deal is still to play, a game is not shown live nor
     replayed (not even its public events): its cards would be that seating's hidden ones.
     """
-    from arena import botstore
-    from arena import tournament as tour
-
-    store = Store(tmp_path / "arena.db")
-    for name in ("a", "b", "c"):
-        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
-    tour.create(store, name="d", game="dagens-brott", bots=["a", "b", "c"], seats=3,
-                games_per_seating=1, duplicate=True, fmt="round-robin", seed=1, options={},
-                settings=tour.Settings())
-    tid = store.tournament("d")["id"]
-    rows = store.missing_games(tid)
-    group = [r for r in rows if r["deal_group"] == rows[0]["deal_group"]]
-    assert len(group) == 3 and len({r["seed"] for r in group}) == 1
+    store, tid, rows = tournament(tmp_path, "dagens-brott", duplicate=True)
+    group = first_deal(rows)
     first, *others = group
     store.live_step(tid, first["idx"], random_moves("dagens-brott", 3, first["seed"], 30))
     reader = StoreReader(tmp_path / "arena.db")
@@ -193,18 +192,8 @@ def test_a_duplicate_deal_is_shown_when_every_seating_of_it_is_over(tmp_path: Pa
 def test_a_duplicate_deals_fault_logs_wait_for_its_other_seatings(tmp_path: Path) -> None:
     """A fault log may quote a seat's legal actions, so its hand: on a bot's page it is
     kept back while the deal is to be played in another seating, as the bot's output."""
-    from arena import botstore
-    from arena import tournament as tour
-
-    store = Store(tmp_path / "arena.db")
-    for name in ("a", "b", "c"):
-        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
-    tour.create(store, name="d", game="dagens-brott", bots=["a", "b", "c"], seats=3,
-                games_per_seating=1, duplicate=True, fmt="round-robin", seed=1, options={},
-                settings=tour.Settings())
-    tid = store.tournament("d")["id"]
-    rows = store.missing_games(tid)
-    group = [r for r in rows if r["deal_group"] == rows[0]["deal_group"]]
+    store, tid, rows = tournament(tmp_path, "dagens-brott", duplicate=True)
+    group = first_deal(rows)
     secret = "{'lay': 'ROB7'} is not one of the legal actions ['pass', {'lay': 'ROB9'}]"
     faulty = {"rank": 1, "status": "illegal", "faults": {"illegal": 1},
               "fault_log": [f"illegal: {secret}"]}
@@ -319,18 +308,9 @@ def test_the_page_of_a_game_not_in_any_schedule_is_a_404(tmp_path: Path) -> None
 def game_db(tmp_path: Path, game: str) -> tuple[Path, int, int, Any]:
     """A tournament of ``game`` whose first scheduled game is in progress, some way in,
     as its run's writer keeps it; with the engine at that point."""
-    from arena import botstore
-    from arena import tournament as tour
-
-    store = Store(tmp_path / "arena.db")
-    names = ["alpha", "<b>bold<b>", "gamma"]
-    for name in names:
-        botstore.add_bot(store, name, str(ROOT / "bots" / "random_bot.py"))
-    tour.create(store, name="t", game=game, bots=names, seats=3, games_per_seating=1,
-                duplicate=False, fmt="round-robin", seed=2, options={},
-                settings=tour.Settings())
-    tid = store.tournament("t")["id"]
-    first = store.missing_games(tid)[0]
+    store, tid, schedule = tournament(tmp_path, game, names=("alpha", "<b>bold<b>", "gamma"),
+                                      seed=2)
+    first = schedule[0]
     moves = random_moves(game, 3, first["seed"], 400)[:-1]  # not the last: still playing
     moves = moves[:max(1, len(moves) * 2 // 3)]
     store.live_step(tid, first["idx"], moves)

@@ -55,10 +55,10 @@ class LadderWrites(LadderReads):
         withdrawn games are that count less the schedule's rows (issue 16 §1)."""
         doing = f"withdrawing match {match} of tournament {tournament_id}"
         with self.transaction(doing):
-            if self._has_column("live_games", "moves"):  # nor in progress any more
-                self._write("DELETE FROM live_games WHERE tournament_id = ? AND idx IN "
-                            "(SELECT idx FROM schedule WHERE tournament_id = ? AND match = ?)",
-                            (tournament_id, tournament_id, match), doing)
+            # Nor in progress any more (issue 19 §3; the writer's schema always has the table).
+            self._write("DELETE FROM live_games WHERE tournament_id = ? AND idx IN "
+                        "(SELECT idx FROM schedule WHERE tournament_id = ? AND match = ?)",
+                        (tournament_id, tournament_id, match), doing)
             return self._write(
                 "DELETE FROM schedule WHERE tournament_id = ? AND match = ? AND idx NOT IN "
                 "(SELECT idx FROM games WHERE tournament_id = ?)",
