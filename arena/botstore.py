@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import unicodedata
-from multiprocessing.connection import wait
 from pathlib import Path
 
 from leaderboard.store import Store, StoreReader
@@ -50,11 +49,10 @@ def handshake(path: str, sandbox: str = "auto", limits: Limits | None = None,
         seat = ProgramSeat(0, program, log, sandbox=sandbox, limits=limits)
         seat.start()
         try:
-            assert seat.conn is not None
-            if not wait([seat.conn], HANDSHAKE_S):
+            report = seat.wait_report(HANDSHAKE_S)
+            if report is None:
                 raise BotSpecError(f"bot {path!r} said no valid hello within "
                                    f"{HANDSHAKE_S:.0f} s")
-            report = seat.recv()
         finally:
             seat.stop()
         if not isinstance(report, Greeted):

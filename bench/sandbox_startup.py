@@ -14,7 +14,6 @@ import argparse
 import statistics
 import tempfile
 import time
-from multiprocessing.connection import wait
 from pathlib import Path
 
 from referee.programs import load_program
@@ -34,10 +33,9 @@ def start_once(bot: Path, mode: str) -> float:
     start = time.perf_counter()
     seat.start()
     try:
-        assert seat.conn is not None
-        if not wait([seat.conn], 10):
-            raise RuntimeError(f"no hello within 10 s in mode {mode}")
-        match seat.recv():
+        match seat.wait_report(10):
+            case None:
+                raise RuntimeError(f"no hello within 10 s in mode {mode}")
             case Greeted():
                 return time.perf_counter() - start
             case report:

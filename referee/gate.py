@@ -62,15 +62,18 @@ def die_with(parent: int) -> Callable[[], None]:
 
 def start(box: Sandbox, argv: Sequence[str], *, cwd: str, env: dict[str, str],
           stdout: int | IO[bytes] | None, stderr: int | IO[bytes] | None,
-          keep_stdin: bool) -> subprocess.Popen[bytes]:
+          keep_stdin: bool, stdin: tuple[int, int] | None = None) -> subprocess.Popen[bytes]:
     """Start ``argv`` (a command line from ``box.argv``) gated, in its own session,
     dying with this process, and, once it is inside ``box``'s cgroups, let it run.
 
-    With ``keep_stdin`` the process's stdin is a pipe left open for the caller (a stdio
-    bot's messages, a build's last line); otherwise the command gets ``/dev/null``.
-    Raises OSError if the process cannot be started.
+    With ``keep_stdin`` the process's stdin is a pipe left open for the caller (a build's
+    last line); with ``stdin``, a pipe the caller made, ``(read end, write end)``: the
+    process reads the first, and the gate's line goes to the second, which the caller
+    writes the rest to (a stdio bot's messages, from the referee: issue 20). Otherwise
+    the command gets ``/dev/null``. Raises OSError if the process cannot be started.
     """
     gate = box.uses_cgroups
+    keep_stdin = keep_stdin or stdin is not None
     if gate:
         cgroups.sweep_orphans()  # what a referee killed earlier left behind (issue 13 A10)
         if box.cgroup_name is None:  # a build's groups are named for this process
@@ -79,24 +82,28 @@ def start(box: Sandbox, argv: Sequence[str], *, cwd: str, env: dict[str, str],
                 "arena-gate", *argv]
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env,
-        stdin=subprocess.PIPE if keep_stdin or gate else subprocess.DEVNULL,
+        stdin=stdin[0] if stdin is not None else
+        subprocess.PIPE if keep_stdin or gate else subprocess.DEVNULL,
         stdout=stdout, stderr=stderr,
         start_new_session=True,  # its own process group, killed as a whole
         # The hook only calls prctl and getppid: safe after a fork, also with threads.
         preexec_fn=die_with(os.getpid()),  # noqa: PLW1509
     )
     if gate:
-        assert proc.stdin
         try:
             box.enter_cgroups(proc.pid)
         except BaseException:
             box.kill(proc)  # never left held at its gate, or let through unlimited
             raise
         try:
-            proc.stdin.write(b"go\n")
-            proc.stdin.flush()
+            if stdin is not None:
+                os.write(stdin[1], b"go\n")  # into an empty pipe: taken at once
+            else:
+                assert proc.stdin
+                proc.stdin.write(b"go\n")
+                proc.stdin.flush()
         except BrokenPipeError:
             pass  # it died already: its caller sees it end
-        if not keep_stdin:
+        if not keep_stdin and proc.stdin is not None:
             proc.stdin.close()
     return proc

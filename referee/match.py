@@ -240,7 +240,7 @@ class Match:
                 break
             for conn in ready:
                 seat = waiting[conn]
-                report = seat.recv()
+                report = seat.recv()  # None: what was read completes no report yet
                 if isinstance(report, Greeted):
                     seat.greeted, seat.name = True, report.name
                     seat.send(Welcome(seq=seat.next_seq(), name=report.name, games=self.games))
@@ -410,6 +410,8 @@ class Match:
         s, seq, t0, _, legal = pending[conn]
         seat, st = self.seats[s], state[s]
         report = seat.recv()
+        if report is None:  # bytes that complete no message yet: wait on
+            return
         if isinstance(report, Acted) and report.seq == seq:
             self._spend(st, time.monotonic() - t0, s)
             del pending[conn]

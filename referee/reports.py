@@ -1,8 +1,10 @@
-"""A supervisor's reports to the referee: tagged types, never blocking, bounded, merged.
+"""What a seat reports to the match runner: tagged types, bounded, merged.
 
 Each report is a msgspec Struct tagged by its kind (issue 14 §2: they were tuples
-read as ``report[0]`` and ``report[-1]``), sent msgpack-encoded in the frames of
-:meth:`multiprocessing.connection.Connection.send_bytes` and read back with
+read as ``report[0]`` and ``report[-1]``). The seat's checks in the referee make most
+of them (:mod:`referee.seat_checks`) and queue them in a :class:`ReportQueue`; the
+seat's supervisor process sends only the bot's exit, msgpack-encoded in the frames of
+:meth:`multiprocessing.connection.Connection.send_bytes`, read back with
 :func:`decode_report`, which takes nothing but a :data:`Report`:
 
 ========== ================================ =========================================
@@ -13,20 +15,14 @@ tag        type                             meaning
 ``action`` ``Acted(seq, action)``           the awaited action (stale seqs are dropped)
 ``fault``  ``Faulted(kind, detail)``        a fault of the bot (``kind`` a FaultKind)
 ``exited`` ``Exited(returncode, detail)``   the bot's process ended
-``died``   ``Died(detail)``                 the supervisor itself is gone (made by the
-                                            referee's side, :meth:`ProgramSeat.recv`)
+``died``   ``Died(detail)``                 the supervisor or the seat's transport is gone
+                                            (made by the referee's side)
 ========== ================================ =========================================
 """
 
 from __future__ import annotations
 
-import os
-import select
-import socket
-import struct
-import time
 from collections import deque
-from multiprocessing.connection import Connection
 from typing import Any
 
 import msgspec
@@ -34,7 +30,7 @@ import msgspec
 from .records import FaultKind
 
 MAX_QUEUED_REPORTS = 32
-"""Reports waiting for room in the referee's pipe; past this, faults only add to a count."""
+"""Reports a seat holds for the match runner; past this, faults only add to a count."""
 
 
 class Greeted(msgspec.Struct, frozen=True, tag="hello"):
@@ -71,35 +67,27 @@ class Exited(msgspec.Struct, frozen=True, tag="exited"):
 
 
 class Died(msgspec.Struct, frozen=True, tag="died"):
-    """The seat's supervisor is gone; made on the referee's side, never sent."""
+    """The seat's supervisor or transport is gone; made on the referee's side, never sent."""
 
     detail: str
 
 
 Report = Greeted | Refused | Acted | Faulted | Exited | Died
-"""Everything a supervisor reports to the referee."""
+"""Everything a seat reports to the match runner."""
 Ended = (Exited, Died)
 """The reports that say the bot is gone: ``isinstance(report, Ended)``."""
 
 
 
-class Send(msgspec.Struct, frozen=True, tag="send"):
-    """Referee to supervisor: pass ``payload`` (an encoded message) to the bot; if
-    ``await_seq`` is not None, an action with that seq is awaited."""
-
-    payload: bytes
-    await_seq: int | None = None
-
-
 class Stop(msgspec.Struct, frozen=True, tag="stop"):
-    """Referee to supervisor: say ``bye`` (an encoded message) if given, end the bot's
-    process tree, exit."""
+    """Referee to supervisor: end the bot's process tree and exit, after giving the bot
+    ``grace`` seconds to end by itself (it was just told bye)."""
 
-    bye: bytes | None = None
+    grace: float = 0.0
 
 
-Command = Send | Stop
-"""Everything the referee tells a supervisor."""
+Command = Stop
+"""Everything the referee tells a supervisor (one kind, tagged, so that more may come)."""
 
 _ENCODER = msgspec.msgpack.Encoder()
 _DECODER = msgspec.msgpack.Decoder(Report)
@@ -133,42 +121,29 @@ def decode_report(data: bytes) -> Report:
         return Died(f"the seat's supervisor sent a report that is not one ({err})")
 
 
-class Reports:
-    """The supervisor's reports to the referee: never blocking, bounded, merged.
+class ReportQueue:
+    """A seat's reports waiting for the match runner: bounded and merged.
 
-    Issue 13 A3: a blocking write on a full pipe stopped the supervisor, which then
-    read neither the referee's commands (its stop) nor the bot, and the referee waited
-    for it. Two rules keep the reports few and the writes instant:
+    The runner reads a seat only while it waits for that seat, and a bot may send
+    garbage all the while (issue 13 A3). Two rules keep the queue small:
 
     * the first fault after each act is reported at once (it ends that decision);
-      further faults are held and counted, and go out as one report per kind
+      further faults are held and counted, and come out as one report per kind
       (``"x37: <the first one's detail>"``) at the next act, or before any other report;
-    * a report is written when the pipe has room; otherwise it waits in a queue that
-      cannot grow past ``MAX_QUEUED_REPORTS``, where a fault only adds to a count.
-
-    The bytes are framed as :meth:`multiprocessing.connection.Connection.send_bytes`
-    frames them, so the referee reads them with ``recv_bytes()``; they are written with
-    ``MSG_DONTWAIT`` on a duplicate of the pipe's socket, which leaves the pipe itself
-    blocking for the commands it reads.
+    * the queue cannot grow past ``MAX_QUEUED_REPORTS``: past it, a fault only adds to
+      the count of the last fault queued.
     """
 
-    def __init__(self, conn: Connection) -> None:
-        self.sock = socket.socket(fileno=os.dup(conn.fileno()))
+    def __init__(self) -> None:
         self.queue: deque[list[Any]] = deque()  # [report, how many it stands for]
         self.held: dict[str, list[Any]] = {}  # faults after the first since the last act
         self.faulted = False
-        self.out = bytearray()
-        self.gone = False
 
-    @property
-    def pending(self) -> bool:
-        """Whether reports wait for room in the pipe."""
-        return bool(self.out or self.queue)
+    def __bool__(self) -> bool:
+        return bool(self.queue)
 
     def put(self, message: Report) -> None:
-        """Report ``message`` now, or hold or merge it (see the class)."""
-        if self.gone:
-            return
+        """Queue ``message``, or hold or merge it (see the class)."""
         if isinstance(message, Faulted):
             if self.faulted:
                 entry = self.held.setdefault(message.kind, [message, 0])
@@ -180,7 +155,7 @@ class Reports:
         self._queue(message, 1)
 
     def next_act(self) -> None:
-        """An act went to the bot: the faults held since the last one are reported now."""
+        """An act went to the bot: the faults held since the last one are queued now."""
         self.faulted = False
         self.release()
 
@@ -190,6 +165,15 @@ class Reports:
             self.faulted = True
             self._queue(message, count)
         self.held.clear()
+
+    def pop(self) -> Report | None:
+        """The next report (a merged fault saying how many it stands for), or None."""
+        if not self.queue:
+            return None
+        message, count = self.queue.popleft()
+        if count > 1:
+            message = msgspec.structs.replace(message, detail=f"x{count}: {message.detail}")
+        return message
 
     def _queue(self, message: Report, count: int) -> None:
         if isinstance(message, Faulted):
@@ -203,36 +187,3 @@ class Reports:
                 faults[-1][1] += count
                 return
         self.queue.append([message, count])
-        self.flush()
-
-    def flush(self) -> None:
-        """Write queued reports while the pipe takes them, never waiting."""
-        while not self.gone:
-            if not self.out:
-                if not self.queue:
-                    return
-                message, count = self.queue.popleft()
-                if count > 1:
-                    message = msgspec.structs.replace(message,
-                                                      detail=f"x{count}: {message.detail}")
-                data = encode_report(message)
-                self.out += struct.pack("!i", len(data)) + data
-            try:
-                sent = self.sock.send(self.out, socket.MSG_DONTWAIT)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:  # the referee is gone (or stopped this seat): nobody reads
-                self.gone = True
-                self.queue.clear()
-                self.out.clear()
-                return
-            del self.out[:sent]
-
-    def drain(self, seconds: float) -> None:
-        """Wait, at most ``seconds``, for the last reports (an exit) to reach the pipe."""
-        end = time.monotonic() + seconds
-        poller = select.poll()
-        poller.register(self.sock.fileno(), select.POLLOUT)
-        while self.pending and not self.gone and (left := end - time.monotonic()) > 0:
-            poller.poll(int(left * 1000) + 1)
-            self.flush()

@@ -190,7 +190,7 @@ def test_a_crashing_bots_last_words_reach_its_log(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The supervisor waits for its stderr sink before it exits, so the traceback of a
     bot that dies is in the log even when the sink thread is slow to run."""
-    from referee import supervisor_base as supervisor
+    from referee import supervisor
 
     run = supervisor._StderrSink.run
 

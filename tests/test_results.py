@@ -41,7 +41,6 @@ from referee.reports import (
     Died,
     Faulted,
     Greeted,
-    Send,
     Stop,
     decode_command,
     decode_report,
@@ -110,7 +109,7 @@ def test_outcomes_and_reports_are_tagged_structs(record: GameRecord) -> None:
         assert decode_report(encode_report(report)) == report
     assert isinstance(decode_report(b"\x93\x01"), Died)  # never an exception: a dead seat
     assert msgspec.msgpack.decode(encode_report(Greeted("x"))) == {"type": "hello", "name": "x"}
-    for command in (Send(b'{"type":"act"}', 4), Send(b"{}"), Stop(b"bye"), Stop()):
+    for command in (Stop(0.2), Stop()):
         assert decode_command(encode_command(command)) == command
     assert decode_command(b"\xc1") == Stop()  # not a command: the supervisor stops
 

@@ -48,8 +48,9 @@ def answer(sock: zmq.Socket, act: dict, action=None) -> None:
                     "action": act["legal"][0] if action is None else action})
 
 
-def raw_zmtp_flood() -> None:
-    """Speak ZMTP 3.0 by hand on the seat's socket: one endless multipart message."""
+def raw_link(say_hello: bool = True) -> socket.socket:
+    """A connection to the seat's socket speaking ZMTP 3.0 by hand, its handshake done
+    and (with ``say_hello``) its hello said."""
     path = ENDPOINT.removeprefix("ipc://")
     raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     raw.connect(path)
@@ -59,14 +60,58 @@ def raw_zmtp_flood() -> None:
     prop = b"\x0bSocket-Type" + struct.pack(">I", 6) + b"DEALER"
     body = b"\x05READY" + prop
     raw.sendall(b"\x04" + bytes([len(body)]) + body)
-    # A new connection is the seat's only once it has said hello (issue 13 A7).
-    greeting = json.dumps({"type": "hello", "protocol": 1, "token": TOKEN,
-                           "name": "hostile"}).encode()
-    raw.sendall(b"\x00" + bytes([len(greeting)]) + greeting)
+    if say_hello:
+        # A new connection is the seat's only once it has said hello (issue 13 A7).
+        greeting = json.dumps({"type": "hello", "protocol": 1, "token": TOKEN,
+                               "name": "hostile"}).encode()
+        raw.sendall(b"\x00" + bytes([len(greeting)]) + greeting)
+    return raw
+
+
+def raw_zmtp_flood() -> None:
+    """One endless multipart message on a raw ZMTP connection."""
+    raw = raw_link()
     frame = b"\x01\x01x"  # MORE flag, one byte: never the last frame
     chunk = frame * 65536
     while True:
         raw.sendall(chunk)
+
+
+def raw_huge(size: int = 100 * 10**6) -> None:
+    """One message of ``size`` bytes (100 MB), its body streamed after its header."""
+    raw = raw_link()
+    raw.sendall(b"\x02" + struct.pack(">Q", size))
+    chunk = b"x" * 65536
+    for _ in range(size // len(chunk) + 1):
+        raw.sendall(chunk)
+    time.sleep(30)
+
+
+def raw_held(links: int = 6) -> None:
+    """As many connections as the seat takes, each holding a message just under the limit
+    but for its last byte: the most a seat's transport can be made to keep."""
+    size = (1 << 20) - 64
+    body = b"x" * (size - 1)
+    held = []
+    while True:
+        while len(held) < links:
+            try:
+                raw = raw_link(say_hello=not held)
+                raw.sendall(b"\x02" + struct.pack(">Q", size) + body)
+            except OSError:
+                time.sleep(0.05)  # refused or closed: try again
+                break
+            held.append(raw)
+        time.sleep(0.2)
+        for raw in list(held):  # the seat closes those that never said hello
+            try:
+                raw.send(b"", socket.MSG_DONTWAIT)
+                if raw.recv(1, socket.MSG_DONTWAIT | socket.MSG_PEEK) == b"":
+                    held.remove(raw)
+            except BlockingIOError:
+                pass
+            except OSError:
+                held.remove(raw)
 
 
 HELD: list = []  # what a hog keeps open for the whole match
@@ -419,6 +464,9 @@ def main(mode: str) -> None:
         sock = connect()
         hello(sock, token="not-the-token")
         time.sleep(30)
+        return
+    if mode in ("raw_zmtp_now", "raw_huge", "raw_held"):  # at once, on raw ZMTP
+        {"raw_zmtp_now": raw_zmtp_flood, "raw_huge": raw_huge, "raw_held": raw_held}[mode]()
         return
     if mode == "no_hello":
         time.sleep(30)
