@@ -25,6 +25,9 @@ log = logging.getLogger("referee.wire")
 
 FLOOD_LIMIT = 200
 """Unsolicited messages tolerated between two decisions before one 'malformed' fault."""
+DECODED_PER_READ = 64
+"""Messages decoded from one read of a seat's connection or pipe; the rest of that read
+are only counted (:meth:`SeatChecks.skip`)."""
 
 
 class SeatChecks:
@@ -95,6 +98,16 @@ class SeatChecks:
             self.flood_reported = True
             self.reports.put(Faulted(FaultKind.MALFORMED,
                                      f"flooding: over {FLOOD_LIMIT} messages nobody asked for"))
+
+    def skip(self, count: int) -> None:
+        """``count`` more messages in one read, past :data:`DECODED_PER_READ`: counted as
+        unasked, never decoded (an honest bot sends one message per act; a flood of tiny
+        frames would otherwise hold the referee's one thread: issue 20)."""
+        if count <= 0:
+            return
+        log.debug("seat %d: %d more messages in one read, not decoded", self.seat, count)
+        self.unsolicited += count - 1
+        self.complain(None)
 
     def on_hello(self, message: Hello | Action) -> None:
         if not isinstance(message, Hello):

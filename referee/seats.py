@@ -27,6 +27,7 @@ import socket
 import struct
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -61,6 +62,8 @@ reads the stop; the grace only lets it save the bot's last stderr, and it runs i
 background unless the caller asks to wait."""
 
 _reapers: list[threading.Thread] = []
+_running: weakref.WeakSet[ProgramSeat] = weakref.WeakSet()
+"""The seats of this process that are up: what a new supervisor must not hold."""
 
 
 class Waitable(Protocol):
@@ -133,11 +136,16 @@ class SeatWaitable:
         return self._fd
 
     def poll(self, timeout: float = 0.0) -> bool:
-        """Whether a report waits, after reading what the seat's descriptors hold now."""
+        """Whether a report waits, reading the seat's descriptors for at most ``timeout``
+        seconds (as :meth:`multiprocessing.connection.Connection.poll`: none or a
+        negative one only looks)."""
         seat = self._seat
-        if not seat.queued():
-            seat.pump(timeout)
+        deadline = time.monotonic() + max(0.0, timeout)
+        while not seat.queued() and seat.running:
+            seat.pump(max(0.0, deadline - time.monotonic()))
             seat._wake()
+            if time.monotonic() >= deadline:
+                break
         return seat.queued()
 
 
@@ -196,7 +204,11 @@ class ProgramSeat:
         return own
 
     def start(self, others: Sequence[Seat] = ()) -> None:
-        """Open the seat's transport and fork the supervisor, which starts the bot."""
+        """Open the seat's transport and fork the supervisor, which starts the bot.
+
+        ``others`` need not be given: the supervisor closes what every running seat of
+        this process holds.
+        """
         # Mode 0700: only this user, and the bot whose sandbox binds it, can reach it.
         # Named by its owner, so that the next referee removes it after a kill -9 (A11);
         # no seat number in the name: the bot sees it in /proc/self/mountinfo (A8).
@@ -240,7 +252,9 @@ class ProgramSeat:
             stdin=stdin, stdout=stdout,
         )
         parent, child = _FORK.Pipe(duplex=True)
-        close = [fd for o in others if isinstance(o, ProgramSeat) for fd in o.fds()]
+        # Every running seat of this process, not only this match's: a supervisor holding
+        # another seat's socket or pipe would keep it open after the referee closes it.
+        close = [fd for o in list(_running) if o is not self for fd in o.fds()]
         # Not the end of the bot's stdin that the supervisor writes the gate's line to.
         close += [fd for fd in (*self.fds(), parent.fileno()) if not stdin or fd != stdin[1]]
         self.process = _FORK.Process(target=supervise, args=(child, spec, close), daemon=True,
@@ -254,6 +268,7 @@ class ProgramSeat:
                     os.close(fd)  # the bot's ends: the supervisor passed them on
         self.control = parent
         epoll.register(parent.fileno(), select.EPOLLIN)
+        _running.add(self)
         self.conn = SeatWaitable(self, epoll.fileno())
         self._ended = None
         self.seq = 0
@@ -279,8 +294,8 @@ class ProgramSeat:
         if self.checks is None or self._ended is not None:
             return
         self.checks.expect(await_seq)
-        self._wake()  # the faults held since the last act may be queued now
         self._send_raw(payload)
+        self._wake()  # the faults held since the last act may be queued now
 
     def _send_raw(self, payload: bytes) -> None:
         if self.transport is not None:
@@ -311,6 +326,7 @@ class ProgramSeat:
                     self.transport.on_event(fd, mask)
             self.transport.tick()
             if control:
+                self.transport.drain()  # the bot's last message may have come before its end
                 self._on_control()
         except Exception as err:  # noqa: BLE001 - a seat's failure stays the seat's
             self._fail(err)
@@ -333,6 +349,7 @@ class ProgramSeat:
     def _fail(self, err: Exception) -> None:
         log.exception("seat %d: its transport failed", self.seat)
         self._ended = Died(f"the seat's transport failed: {type(err).__name__}")
+        self._wake()
 
     def _wake(self) -> None:
         """Keep the wake descriptor readable exactly while reports wait."""
@@ -385,6 +402,7 @@ class ProgramSeat:
         supervisor, and the other seats' decisions with it); :func:`reap` waits for the
         reapers. The match never waits.
         """
+        _running.discard(self)
         control, process, folder = self.control, self.process, self.folder
         cgroup = self.cgroup_name if self.sandbox != "none" else None
         transport = self.transport

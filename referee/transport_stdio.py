@@ -18,8 +18,8 @@ from protocol.messages import MAX_MESSAGE_BYTES
 from .outbox import Outbox
 from .records import FaultKind
 from .reports import Faulted
-from .seat_checks import SeatChecks
-from .transport_zmq import READ_BYTES
+from .seat_checks import DECODED_PER_READ, SeatChecks
+from .transport_zmq import DRAIN_BYTES, READ_BYTES
 
 log = logging.getLogger("referee.wire")
 
@@ -60,26 +60,33 @@ class StdioTransport:
     def tick(self) -> None:
         """Nothing here depends on time alone."""
 
-    def read(self) -> None:
-        assert self.from_bot is not None
+    def read(self) -> int:
+        """Read once and handle the lines that completes; the bytes read (0: none now)."""
+        if self.from_bot is None:
+            return 0
         try:
             chunk = os.read(self.from_bot, READ_BYTES)
         except BlockingIOError:
-            return
+            return 0
         except OSError:
             chunk = b""
         if not chunk:  # the bot closed its stdout: its exit is the supervisor's to report
             self.epoll.unregister(self.from_bot)
             os.close(self.from_bot)
             self.from_bot = None
-            return
+            return 0
         self.buffer += chunk
         *lines, rest = self.buffer.split(b"\n")
         self.buffer = bytearray(rest)
-        for line in lines:
+        decoded = 0
+        for at, line in enumerate(lines):
             if self.overlong:
                 self.overlong = False  # the tail of a line already reported
+            elif decoded == DECODED_PER_READ:
+                self.checks.skip(sum(1 for rest in lines[at:] if rest.strip()))
+                break
             elif line.strip():
+                decoded += 1
                 self.checks.on_bot_bytes(bytes(line))
         if len(self.buffer) > MAX_MESSAGE_BYTES:
             self.buffer.clear()
@@ -87,6 +94,14 @@ class StdioTransport:
                 self.overlong = True
                 self.checks.reports.put(Faulted(FaultKind.MALFORMED,
                                                 f"a line over {MAX_MESSAGE_BYTES} bytes"))
+        return len(chunk)
+
+    def drain(self) -> None:
+        """Read what the bot's stdout still holds, up to :data:`DRAIN_BYTES`: the bot has
+        ended, and its last line may have come before its end."""
+        taken = 0
+        while taken < DRAIN_BYTES and (got := self.read()):
+            taken += got
 
     def send(self, payload: bytes) -> None:
         """Pass one encoded message to the bot, a line, never blocking."""

@@ -30,7 +30,7 @@ from protocol.messages import MAX_MESSAGE_BYTES, Action, Hello
 
 from . import zmtp
 from .outbox import Outbox
-from .seat_checks import SeatChecks
+from .seat_checks import DECODED_PER_READ, SeatChecks
 
 log = logging.getLogger("referee.wire")
 
@@ -38,8 +38,16 @@ MAX_LINKS = 4
 """Connections to a seat's socket at once: one serves, the rest are handshaking."""
 HANDSHAKE_S = 5.0
 """A connection that has not completed its ZMTP handshake by then is closed."""
-READ_BYTES = 65536
-"""The most one read of a connection takes: a flooding bot gets no more per turn."""
+PAUSE_FIRST_S = 0.05
+PAUSE_MAX_S = 1.0
+"""The shortest and longest pause of a seat's listening socket after a connection was
+turned away (:meth:`ZmqTransport.pause`)."""
+READ_BYTES = 16384
+"""The most one read of a connection takes: a flooding bot gets no more per turn (a read
+of tiny frames costs the referee about 5 ms; honest messages are a few KB)."""
+DRAIN_BYTES = MAX_MESSAGE_BYTES + READ_BYTES
+"""What is still read from a bot's connection once its process has ended: enough for
+its last message, whole."""
 
 _IN, _OUT, _BAD = select.EPOLLIN, select.EPOLLOUT, select.EPOLLHUP | select.EPOLLERR
 
@@ -67,8 +75,8 @@ class ZmqTransport:
 
     A new connection is served only once it has said a hello with the seat's token
     (issue 13 A7: without bubblewrap another bot can reach this socket): until then
-    it gets nothing and what it sends is dropped, and the connection that serves
-    keeps serving. Then it replaces that one (a reconnecting bot says hello again;
+    it gets nothing, a first message that is not that hello closes it, and the
+    connection that serves keeps serving. Then it replaces that one (a reconnecting bot says hello again;
     the SDK does). Before the seat's first hello, the first message on any
     connection decides, as for a single one.
     """
@@ -89,6 +97,9 @@ class ZmqTransport:
         epoll.register(self.listener.fileno(), _IN)
         self.links: dict[int, _Link] = {}
         self.current: _Link | None = None
+        self.paused_until = 0.0
+        """While not 0, new connections wait (:meth:`pause`)."""
+        self.backoff = 0.0
 
     def fds(self) -> list[int]:
         """The descriptors this transport holds (a forked supervisor closes them)."""
@@ -108,8 +119,25 @@ class ZmqTransport:
         return True
 
     def tick(self) -> None:
-        """What time alone decides: connections silent for too long are closed."""
+        """What time alone decides: connections silent for too long are closed, and a
+        pause of the listening socket ends."""
         self.expire_handshakes()
+        if self.paused_until and time.monotonic() >= self.paused_until \
+                and self.listener.fileno() >= 0:
+            self.paused_until = 0.0
+            self.epoll.register(self.listener.fileno(), _IN)
+
+    def pause(self) -> None:
+        """A connection was turned away after the seat's hello: take no new one for a
+        while, twice as long each time (up to :data:`PAUSE_MAX_S`), so that a bot that
+        opens connections in a loop costs the referee little (issue 20). A connection
+        that says the seat's hello ends the backoff; the kernel keeps a few waiting."""
+        if not self.checks.greeted or self.listener.fileno() < 0:
+            return
+        if not self.paused_until:
+            self.epoll.unregister(self.listener.fileno())
+        self.backoff = min(PAUSE_MAX_S, self.backoff * 2 or PAUSE_FIRST_S)
+        self.paused_until = time.monotonic() + self.backoff
 
     def accept(self) -> None:
         try:
@@ -119,6 +147,7 @@ class ZmqTransport:
         if len(self.links) >= MAX_LINKS:
             log.debug("seat %d: over %d connections, one refused", self.seat, MAX_LINKS)
             sock.close()
+            self.pause()
             return
         sock.setblocking(False)
         link = _Link(sock, zmtp.ZmtpPeer(MAX_MESSAGE_BYTES), time.monotonic())
@@ -126,11 +155,20 @@ class ZmqTransport:
         self.epoll.register(sock.fileno(), _IN)
         self.write(link, link.peer.take_outgoing())  # our greeting
 
-    def read(self, link: _Link) -> None:
+    def drain(self) -> None:
+        """Read what the serving connection still holds, up to :data:`DRAIN_BYTES`: the
+        bot has ended, and its last message may have come before its end."""
+        taken = 0
+        while taken < DRAIN_BYTES and (link := self.current) is not None and \
+                (got := self.read(link)):
+            taken += got
+
+    def read(self, link: _Link) -> int:
+        """Read ``link`` once and handle what that completes; the bytes read (0: none now)."""
         try:
             data = link.sock.recv(READ_BYTES)
         except BlockingIOError:
-            return
+            return 0
         except OSError:
             data = b""
         if not data:
@@ -142,7 +180,7 @@ class ZmqTransport:
                                  "connect a DEALER socket with no security mechanism "
                                  "(ZeroMQ hangs up other kinds itself)")
             self.close(link)
-            return
+            return 0
         error: zmtp.ZmtpError | None = None
         try:
             messages = link.peer.feed(data)
@@ -150,15 +188,19 @@ class ZmqTransport:
             error, messages = err, err.messages  # what came whole before the bad byte counts
         if link.peer.outgoing:
             self.write(link, link.peer.take_outgoing())  # our READY, or a PONG
-        for message in messages:
+        for at, message in enumerate(messages):
             if link.sock.fileno() < 0:
-                return  # closed by the message before
-            if link is self.current:
+                return len(data)  # closed by the message before
+            if link is not self.current:
+                self.admit(link, message)
+            elif at < DECODED_PER_READ:
                 self.checks.on_bot_bytes(message)
             else:
-                self.admit(link, message)
-        if error is not None:
+                self.checks.skip(len(messages) - at)
+                break
+        if error is not None and link.sock.fileno() >= 0:
             self.broken(link, str(error))
+        return len(data)
 
     def admit(self, link: _Link, data: bytes) -> None:
         """A message on a connection that does not serve the seat (yet): issue 13 A7.
@@ -166,8 +208,8 @@ class ZmqTransport:
         Before the seat's hello, the first message decides, on whichever connection
         it comes (a valid hello makes that connection the seat's, anything else is
         refused). After it, only a hello with the seat's token lets a connection
-        serve; anything else is dropped, and a wrong hello closes the connection.
-        Neither is a fault of the seat: it need not be the seat's bot that sent it.
+        serve; anything else closes the connection. Neither is a fault of the seat: it
+        need not be the seat's bot that sent it.
         """
         checks = self.checks
         if checks.refused:
@@ -188,11 +230,14 @@ class ZmqTransport:
             for other in [o for o in self.links.values() if o is not link]:
                 self.close(other)
             self.current = link
-        elif isinstance(message, Hello):
-            log.debug("seat %d: a new connection's hello was refused", self.seat)
-            self.close(link)
+            self.backoff = 0.0
         else:
-            log.debug("seat %d: dropped a message before a new connection's hello", self.seat)
+            # Only a hello opens a connection (A7), so nothing more is read from one that
+            # began otherwise (issue 20: the referee's time is the match's).
+            log.debug("seat %d: a new connection's first message was not the seat's hello",
+                      self.seat)
+            self.close(link)
+            self.pause()
 
     def broken(self, link: _Link, reason: str) -> None:
         """The peer broke ZMTP or a limit: say why to the seat (and, during the
@@ -204,7 +249,10 @@ class ZmqTransport:
             checks.refuse("malformed", f"the connection was refused: {reason}")
         elif checks.greeted and link is self.current:  # another connection's is not the seat's
             checks.complain(f"{reason}; the connection was closed")
+        stranger = link is not self.current
         self.close(link)
+        if stranger:
+            self.pause()
 
     def write(self, link: _Link, data: bytes) -> None:
         """Write ``data`` (or, with none, what is queued); wait for room only while needed."""
@@ -231,7 +279,8 @@ class ZmqTransport:
         for link in list(self.links.values()):
             self.close(link)
         if self.listener.fileno() >= 0:
-            self.epoll.unregister(self.listener.fileno())
+            if not self.paused_until:
+                self.epoll.unregister(self.listener.fileno())
             self.listener.close()
 
     def expire_handshakes(self) -> None:
