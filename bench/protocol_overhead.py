@@ -9,13 +9,13 @@ wall time over a count, and reported as medians:
    that game at its smallest player count, recorded first; the echo decodes each
    with ``json`` and answers with an action, which the sender decodes: what any
    bot protocol must cost at least. (No game is played: any action will do.)
-2. transport: the same messages through a real seat (the referee's pipe, the
-   seat's supervisor with its ZMTP socket, an echo bot), with no game; goal at
-   most 1.2x the floor;
+2. transport: the same messages through a real seat (``ProgramSeat``: the seat's
+   socket and ZMTP in the referee's process, the checks, an echo bot in its
+   sandbox), with no game; goal at most 1.2x the floor;
 3. the referee with one bot program seat: a match of the game at its smallest
    player count with an SDK random bot and built-ins in the other seats, so each
-   program decision is one round trip through the referee, the seat's supervisor
-   and the bot; per decision asked; goal at most 1.5x the floor;
+   program decision is one round trip through the referee's seat and the bot; per
+   decision asked; goal at most 1.5x the floor;
 4. four program seats: a four-player match of four SDK random bots, per step,
    against one round trip with the same four-player messages (one SDK bot and three
    built-ins, per decision): four-player observations are bigger than small-count

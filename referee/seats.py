@@ -216,7 +216,7 @@ class ProgramSeat:
         sock = os.path.join(self.folder, "seat.sock")
         if len(os.fsencode(sock)) > SOCKET_PATH_MAX:
             # The organiser's TMPDIR, not the bot: say so, rather than let the seat
-            # fail to bind and look like a bot that "sent more than it may".
+            # fail to bind and look like the bot's fault.
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
             raise RefereeError(f"the seat's socket {sock!r} would be {len(os.fsencode(sock))} "

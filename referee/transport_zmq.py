@@ -4,7 +4,7 @@ The bot connects a ZeroMQ DEALER to the seat's own endpoint; :class:`ZmqTranspor
 binds it as a plain Unix socket and speaks ZMTP itself (:mod:`referee.zmtp`), so that
 every frame is checked by its header before its body is kept. Issue 20 moved it from
 a per-seat relay process into the referee, and what kept hostile bytes away from the
-referee's memory is now kept by construction (``docs/architecture.md`` §5):
+referee's memory is now kept by construction (``docs/architecture.md`` §2.1):
 
 - at most :data:`MAX_LINKS` connections per seat, each holding at most one message
   (a frame over ``MAX_MESSAGE_BYTES`` or a second frame is refused by its header);

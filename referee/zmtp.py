@@ -1,22 +1,22 @@
 """The seat's side of ZMTP 3.1, the ZeroMQ wire protocol: a small sans-IO peer.
 
 Bots keep using any ZeroMQ library: they connect a DEALER to the seat's ``ipc://``
-endpoint. The supervisor that owns that endpoint speaks the wire protocol itself
-(https://rfc.zeromq.org/spec/37/, with the NULL security mechanism) instead of
-through libzmq, for two measured reasons:
+endpoint. The referee, which owns that endpoint (:mod:`referee.transport_zmq`),
+speaks the wire protocol itself (https://rfc.zeromq.org/spec/37/, with the NULL
+security mechanism) instead of through libzmq, for two measured reasons:
 
 - **Latency.** libzmq moves every message through its own I/O thread, so a
-  supervisor built on it adds two thread hand-offs per round trip: with that, a
-  bare relay cost 1.7-1.9x a raw DEALER/DEALER round trip here, and a bare relay
-  speaking ZMTP on the socket directly 1.06x. The whole seat (pipe, supervisor,
-  checks) now costs 1.2-1.5x (``bench/protocol_overhead.py``).
+  seat built on it adds two thread hand-offs per round trip: with that, a bare
+  relay cost 1.7-1.9x a raw DEALER/DEALER round trip here, and a bare relay
+  speaking ZMTP on the socket directly 1.06x (``bench/protocol_overhead.py``
+  measures the seat as it is now).
 - **Memory.** libzmq assembles a multipart message before anyone can look at it,
   so a bot streaming one endless message grows its peer without bound
   (``../shared/notes/zeromq-sandbox-facts.md``). Here every frame header is
   checked before its body is read: an oversize frame or a second frame is refused
   at its first byte, and a connection never holds more than one message.
 
-:class:`ZmtpPeer` only parses and composes bytes; the supervisor does the I/O. What
+:class:`ZmtpPeer` only parses and composes bytes; the seat's transport does the I/O. What
 is refused is what libzmq with ``MAXMSGSIZE`` refuses, and the same way: the
 connection is closed (the bot's libzmq reconnects by itself). Unlike libzmq, the
 reason is known and is reported to the seat.

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from referee.games import (
     GAMES,
+    ConfigError,
     Game,
     GameInfo,
     GameOverError,
@@ -485,3 +486,21 @@ def test_option_variants_keep_to_their_game_info(
             game.apply(random_joint(game, rng) if policy == "random"
                        else {s: game.default_action(s) for s in game.to_act()})
         assert info_problems(game, info) == []
+
+
+@pytest.mark.parametrize(("game_id", "n"), CASES)
+def test_resolved_options_are_kept_but_never_shared(game_id: str, n: int) -> None:
+    """Issue 20: resolve_options keeps what it resolved (a match creates a game per game
+    it plays). Each caller gets its own copy, and what is refused stays refused."""
+    cls = GAMES[game_id]
+    first = cls.resolve_options(n, {})
+    for value in first.values():
+        if isinstance(value, (list, dict)):
+            value.clear()  # a caller may change its copy...
+    assert cls.resolve_options(n, {}) == cls.default_options()  # ...but not the next one's
+    assert cls.resolve_options(n, None) is not cls.resolve_options(n, None)
+    for _ in range(2):
+        with pytest.raises(ConfigError):
+            cls.resolve_options(n, {"no such option": 1})
+        with pytest.raises(ConfigError):
+            cls.resolve_options(cls.max_players + 1, {})

@@ -179,6 +179,24 @@ def clone_json(value: Any) -> Any:
     return value
 
 
+_RESOLVED: dict[tuple[type, int, str], dict[str, Any]] = {}
+"""Option sets already resolved (:meth:`Game.resolve_options`), at most _RESOLVED_MAX."""
+_RESOLVED_MAX = 256
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether ``value`` is JSON data of exactly the types JSON gives (no subclasses,
+    no tuples, no bools where a number is meant), with string keys and finite numbers."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind in (str, int, bool) or value is None
+
+
 def canonical_json(value: Any) -> str:
     """Compact, key-ordered JSON: the form in which logs are compared byte for byte."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
@@ -229,7 +247,28 @@ class Game(ABC):
 
     @classmethod
     def resolve_options(cls, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
-        """Check the player count and merge ``options`` over the defaults, or raise ConfigError."""
+        """Check the player count and merge ``options`` over the defaults, or raise ConfigError.
+
+        The same count and options give the same result, so it is kept (issue 20: a
+        match creates a game for each of its games, and for a short game the checks
+        were a tenth of the referee's work); each caller gets its own copy.
+        """
+        key = None
+        # Only plain JSON is kept, by its canonical text: 1, 1.0 and true, or a list and
+        # a tuple, would be one key, but an option may accept one and not the other.
+        if type(players) is int and (options is None or _plain_json(dict(options))):
+            key = (cls, players, canonical_json(options or {}))
+        if key is not None and (known := _RESOLVED.get(key)) is not None:
+            return clone_json(known)
+        merged = cls._resolve_options(players, options)
+        if key is not None:
+            if len(_RESOLVED) >= _RESOLVED_MAX:
+                _RESOLVED.clear()
+            _RESOLVED[key] = clone_json(merged)
+        return merged
+
+    @classmethod
+    def _resolve_options(cls, players: int, options: Mapping[str, Any] | None) -> dict[str, Any]:
         if isinstance(players, bool) or not isinstance(players, int):
             raise ConfigError(f"{cls.id}: the number of players must be an integer, got {players!r}")
         low, high = cls.player_range(options or {})
