@@ -254,10 +254,10 @@ class Game(ABC):
         were a tenth of the referee's work); each caller gets its own copy.
         """
         key = None
-        # Only plain JSON is kept, by its canonical text: 1, 1.0 and true, or a list and
-        # a tuple, would be one key, but an option may accept one and not the other.
-        if type(players) is int and (options is None or _plain_json(dict(options))):
-            key = (cls, players, canonical_json(options or {}))
+        # Only plain JSON is kept, by its repr (which tells 1, 1.0 and True apart, as the
+        # options' checks may): a subclass or a tuple is checked anew every time.
+        if type(players) is int and (options is None or _plain_json(options)):
+            key = (cls, players, repr(options or {}))
         if key is not None and (known := _RESOLVED.get(key)) is not None:
             return clone_json(known)
         merged = cls._resolve_options(players, options)
