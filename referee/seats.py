@@ -18,6 +18,7 @@ waits for the reapers, at the end of a match.
 from __future__ import annotations
 
 import logging
+import math
 import multiprocessing
 import os
 import secrets
@@ -135,14 +136,14 @@ class SeatWaitable:
     def fileno(self) -> int:
         return self._fd
 
-    def poll(self, timeout: float = 0.0) -> bool:
+    def poll(self, timeout: float | None = 0.0) -> bool:
         """Whether a report waits, reading the seat's descriptors for at most ``timeout``
-        seconds (as :meth:`multiprocessing.connection.Connection.poll`: none or a
-        negative one only looks)."""
+        seconds (as :meth:`multiprocessing.connection.Connection.poll`: 0 or a negative
+        one only looks, None waits until one does)."""
         seat = self._seat
-        deadline = time.monotonic() + max(0.0, timeout)
+        deadline = time.monotonic() + (max(0.0, timeout) if timeout is not None else math.inf)
         while not seat.queued() and seat.running:
-            seat.pump(max(0.0, deadline - time.monotonic()))
+            seat.pump(min(3600.0, max(0.0, deadline - time.monotonic())))
             seat._wake()
             if time.monotonic() >= deadline:
                 break
@@ -294,6 +295,8 @@ class ProgramSeat:
         if self.checks is None or self._ended is not None:
             return
         self.checks.expect(await_seq)
+        if self.transport is not None:
+            self.transport.tick()  # what time decides, also for a seat with nothing to read
         self._send_raw(payload)
         self._wake()  # the faults held since the last act may be queued now
 

@@ -97,10 +97,12 @@ class StdioTransport:
         return len(chunk)
 
     def drain(self) -> None:
-        """Read what the bot's stdout still holds, up to :data:`DRAIN_BYTES`: the bot has
-        ended, and its last line may have come before its end."""
-        taken = 0
-        while taken < DRAIN_BYTES and (got := self.read()):
+        """Read what the bot's stdout still holds, up to :data:`DRAIN_BYTES`, while an
+        answer is awaited and no fault has ended the decision: the bot has ended, and its
+        answer may have come before its end."""
+        taken, checks = 0, self.checks
+        while taken < DRAIN_BYTES and checks.awaited is not None and \
+                not checks.reports.faulted and (got := self.read()):
             taken += got
 
     def send(self, payload: bytes) -> None:

@@ -122,44 +122,62 @@ class ZmqTransport:
         """What time alone decides: connections silent for too long are closed, and a
         pause of the listening socket ends."""
         self.expire_handshakes()
-        if self.paused_until and time.monotonic() >= self.paused_until \
-                and self.listener.fileno() >= 0:
-            self.paused_until = 0.0
-            self.epoll.register(self.listener.fileno(), _IN)
+        if self.paused_until and time.monotonic() >= self.paused_until:
+            self.resume()
 
     def pause(self) -> None:
         """A connection was turned away after the seat's hello: take no new one for a
         while, twice as long each time (up to :data:`PAUSE_MAX_S`), so that a bot that
         opens connections in a loop costs the referee little (issue 20). A connection
-        that says the seat's hello ends the backoff; the kernel keeps a few waiting."""
-        if not self.checks.greeted or self.listener.fileno() < 0:
+        that says the seat's hello ends the backoff; the kernel keeps a few waiting.
+
+        Never while no connection serves the seat: its bot may be reconnecting, and
+        nothing would end the pause (:meth:`tick` runs when the seat has something to
+        read; found by review: a stranger's message, then the bot's reconnect, and the
+        seat timed out for the rest of the game)."""
+        if not self.checks.greeted or self.current is None or self.listener.fileno() < 0:
             return
         if not self.paused_until:
             self.epoll.unregister(self.listener.fileno())
         self.backoff = min(PAUSE_MAX_S, self.backoff * 2 or PAUSE_FIRST_S)
         self.paused_until = time.monotonic() + self.backoff
 
-    def accept(self) -> None:
+    def resume(self) -> None:
+        """End a pause: take the connections that waited, and watch for more."""
+        if not self.paused_until or self.listener.fileno() < 0:
+            return
+        self.paused_until = 0.0
+        self.epoll.register(self.listener.fileno(), _IN)
+        # All those that waited, at once: the seat's own reconnect may be behind a
+        # stranger's, which would pause the socket again at its first message.
+        while len(self.links) < MAX_LINKS and self.accept():
+            pass
+
+    def accept(self) -> bool:
+        """Take one waiting connection; False if none waited."""
         try:
             sock, _ = self.listener.accept()
         except OSError:
-            return
+            return False
         if len(self.links) >= MAX_LINKS:
             log.debug("seat %d: over %d connections, one refused", self.seat, MAX_LINKS)
             sock.close()
             self.pause()
-            return
+            return True
         sock.setblocking(False)
         link = _Link(sock, zmtp.ZmtpPeer(MAX_MESSAGE_BYTES), time.monotonic())
         self.links[sock.fileno()] = link
         self.epoll.register(sock.fileno(), _IN)
         self.write(link, link.peer.take_outgoing())  # our greeting
+        return True
 
     def drain(self) -> None:
-        """Read what the serving connection still holds, up to :data:`DRAIN_BYTES`: the
-        bot has ended, and its last message may have come before its end."""
-        taken = 0
-        while taken < DRAIN_BYTES and (link := self.current) is not None and \
+        """Read what the serving connection still holds, up to :data:`DRAIN_BYTES`, while
+        an answer is awaited and no fault has ended the decision: the bot has ended, and
+        its answer may have come before its end (a flood is not read to its end)."""
+        taken, checks = 0, self.checks
+        while taken < DRAIN_BYTES and checks.awaited is not None and \
+                not checks.reports.faulted and (link := self.current) is not None and \
                 (got := self.read(link)):
             taken += got
 
@@ -273,15 +291,16 @@ class ZmqTransport:
         link.sock.close()
         if link is self.current:
             self.current = None
+            self.resume()  # the seat's bot may reconnect at once
 
     def close_all(self) -> None:
         """Close every connection and the listening socket."""
-        for link in list(self.links.values()):
-            self.close(link)
         if self.listener.fileno() >= 0:
             if not self.paused_until:
                 self.epoll.unregister(self.listener.fileno())
             self.listener.close()
+        for link in list(self.links.values()):
+            self.close(link)
 
     def expire_handshakes(self) -> None:
         """Drop connections that stay silent, as libzmq's HANDSHAKE_IVL does; after the

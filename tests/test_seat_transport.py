@@ -226,3 +226,63 @@ def test_an_answer_sent_just_before_the_bot_ends_still_counts(tmp_path: Path) ->
         assert type(seat.wait_report(5)).__name__ == "Exited"
     finally:
         seat.stop()
+
+
+RECONNECTOR = '''\
+import json, os, time, zmq
+ORDER = {order!r}
+context = zmq.Context()
+
+def connect():
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(os.environ["ARENA_ENDPOINT"])
+    sock.send_json({{"type": "hello", "protocol": 1, "token": os.environ["ARENA_TOKEN"],
+                    "name": "reconnector"}})
+    return sock
+
+def stranger():  # a connection whose first message is not the hello: the seat pauses
+    other = context.socket(zmq.DEALER)
+    other.setsockopt(zmq.LINGER, 0)
+    other.connect(os.environ["ARENA_ENDPOINT"])
+    other.send_json({{"type": "action", "seq": 0, "action": 0}})
+    time.sleep(0.02)
+    other.close()
+
+sock, acts = connect(), 0
+while True:
+    message = json.loads(sock.recv())
+    if message["type"] == "bye":
+        break
+    if message["type"] != "act":
+        continue
+    acts += 1
+    if acts == 3:
+        if ORDER == "stranger first":
+            stranger()
+            sock.close()
+            time.sleep(0.1)
+        else:
+            sock.close()
+            time.sleep(0.05)
+            stranger()
+        sock = connect()  # the bot's own reconnect, hello first, as the SDK's
+    sock.send_json({{"type": "action", "seq": message["seq"], "action": message["legal"][0]}})
+'''
+
+
+@pytest.mark.parametrize("order", ["stranger first", "drop first"])
+def test_a_bot_reconnects_beside_a_stranger_and_plays_on(tmp_path: Path, order: str) -> None:
+    """Found by review: a stranger paused the seat's socket while the bot's own connection
+    dropped, and nothing ended the pause while no connection served the seat, so the bot's
+    reconnect waited for the rest of the game and the seat was forfeited. Now no pause
+    starts while no connection serves, and the end of the serving one ends a pause."""
+    from referee.match import Clocks, Match
+
+    bot = tmp_path / "reconnector.py"
+    bot.write_text(RECONNECTOR.format(order=order))
+    (record,) = Match("stop-me", [str(bot), "builtin:random"], 1, seed=1,
+                      clocks=Clocks(deadline_ms=1000, time_bank_ms=200, startup_ms=5000)).run()
+    seat = record.seats[0]
+    assert (seat.status, dict(seat.faults), seat.forfeited) == ("ok", {}, False), seat.fault_log
+    assert all(move["0"]["by"] == "bot" for move in record.moves if "0" in move)
