@@ -500,9 +500,15 @@ class Match:
                             seats, index=index, void=void is not None, error=void,
                             events=tuple(self._log_json(game)), moves=tuple(moves))
         if self.log_dir and self.game_logs:
-            path = self.log_dir / f"game-{index:04d}.json"
-            path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")
+            write_game_log(self.log_dir, record)
         return record
+
+
+def write_game_log(log_dir: Path, record: GameRecord) -> Path:
+    """Write ``record`` whole as ``LOG_DIR/game-NNNN.json`` (NNNN its index in the match)."""
+    path = log_dir / f"game-{record.index:04d}.json"
+    path.write_text(canonical_json(record.replay_json()) + "\n", encoding="utf-8")
+    return path
 
 
 def play_match(game_id: str, bots: Sequence[str], games: int, seed: int,

@@ -178,3 +178,48 @@ def test_an_interrupted_play_keeps_its_finished_games_stored(tmp_path: Path, how
     assert json.loads(again.stdout)["stored"]["game_ids"] == [ids[-1] + 1, ids[-1] + 2]
     replayed = arena("replay", str(ids[-1]), db=db)
     assert replayed.returncode == 0 and "seat 0: steady_bot v1" in replayed.stdout
+
+
+# Runs `arena play` with SIGTERM or SIGINT raised the moment the log of its game AT is
+# written, wherever in the referee or the CLI that write happens.
+AFTER_A_LOG = """\
+import pathlib
+import signal
+import sys
+
+signum, at = int(sys.argv[1]), int(sys.argv[2])
+write_text = pathlib.Path.write_text
+
+def write_then_signal(self, *args, **kwargs):
+    written = write_text(self, *args, **kwargs)
+    if self.name.startswith("game-") and len(list(self.parent.glob("game-*.json"))) == at:
+        signal.raise_signal(signum)
+    return written
+
+pathlib.Path.write_text = write_then_signal
+from arena.cli import main
+sys.argv = ["arena", *sys.argv[3:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+@pytest.mark.parametrize("stored", [False, True])
+def test_a_signal_right_after_a_games_log_still_counts_that_game(
+        tmp_path: Path, signum: int, status: int, stored: bool) -> None:
+    """A game whose log is written is a game reported: a signal between the two once
+    left ``game-0001.json`` beside a report of one game (CI, 2026-12-04)."""
+    driver = tmp_path / "after_a_log.py"
+    driver.write_text(AFTER_A_LOG)
+    good = tmp_path / "good_bot.py"
+    good.write_text(GOOD_BOT)
+    logs = tmp_path / "logs"
+    db = ["--db", str(tmp_path / "quick.db")] if stored else []
+    proc = subprocess.run([sys.executable, str(driver), str(int(signum)), "2", "play",
+                           "stop-me", str(good), "builtin:random", "--games", "5", "--json",
+                           "--log-dir", str(logs), *db],
+                          check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status, proc.stderr[-2000:]
+    games = json.loads(proc.stdout)["games"]
+    assert len(list(logs.glob("game-*.json"))) == len(games) == 2
+    assert "2 of 5 games finished" in proc.stderr

@@ -14,7 +14,7 @@ import click
 from arena import interrupts, quickplay, report
 from arena.tournament import Settings
 from referee.games import GAMES, get_game
-from referee.match import Clocks, Match
+from referee.match import Clocks, Match, write_game_log
 from referee.records import GameRecord, ResultError
 
 from .common import ERRORS, fail, make_log_dir, opened, parse_options
@@ -102,12 +102,16 @@ def play(game: str, bots: tuple[str, ...], count: int, seed: int,
             match = Match(game, bots, count, seed, options,
                           settings.clocks, log_dir, settings.sandbox, settings.limits,
                           labels=session.labels if session else None,
-                          game_logs=session is None)  # stored, the logs go by game id
+                          game_logs=False)  # written below, with the game counted
 
             def finished(record: GameRecord) -> None:
-                with interrupts.deferred():  # stored and reported, or neither
+                # Stored or logged, and reported, or neither: a signal between the two
+                # once left a game's log beside a report that did not count it.
+                with interrupts.deferred():
                     if session is not None:
-                        session.keep(record)
+                        session.keep(record)  # its log named by its game id
+                    elif log_dir is not None:
+                        write_game_log(log_dir, record)
                     records.append(record)
 
             match.run(on_game=finished)
