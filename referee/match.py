@@ -25,7 +25,7 @@ from typing import Any
 
 from protocol.codec import ascii_json, encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
-from referee.games import Game, canonical_json, get_game, new_game
+from referee.games import Game, GameMaker, canonical_json, get_game
 
 from . import scratch
 from .botfiles import inside, plain_part
@@ -132,7 +132,8 @@ class Match:
         self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
         games = len(self.seeds)
         self.sandbox, self.limits = sandbox, limits or Limits()
-        self.options = self.cls.resolve_options(len(bots), options)
+        self.make_game = GameMaker(game_id, len(bots), options)
+        self.options = self.make_game.options
         self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
         self.clocks = clocks or Clocks()
         self.log_dir = log_dir
@@ -152,6 +153,7 @@ class Match:
         self.seats: dict[int, Seat] = {}
         self._timing: dict[int, float] = {}
         self._defaulted: set[int] = set()
+        self._legal: dict[int, list[Any]] = {}  # this step's legal actions, by seat
         self._events_json: list[dict[str, Any]] = []
         if self.programs:
             check_mode(sandbox)  # refuse or warn now, before any bot starts
@@ -271,7 +273,7 @@ class Match:
             self._fault(state[s], FaultKind.NO_SHOW, why, forfeit=True)
         policies = {s: make_builtin(b, self.game_id, game_seed, s)
                     for s, b in enumerate(self.bots) if is_builtin(b)}
-        game = new_game(self.game_id, n, game_seed, self.options)
+        game = self.make_game(game_seed)
         clock = Clock(deadline_ms=self.clocks.deadline_ms, time_bank_ms=self.clocks.time_bank_ms)
         for s, seat in self._live():
             seat.send(Start(seq=seat.next_seq(), game=self.game_id, game_index=index, seat=s,
@@ -280,14 +282,14 @@ class Match:
         self._events_json = []
         try:
             while not game.over:
-                self._timing, self._defaulted = {}, set()
+                self._timing, self._defaulted, self._legal = {}, set(), {}
                 joint = self._decide(game, index, state, policies)
                 # The replay record: each seat's action, who chose it and how long it took.
                 moves.append({str(s): {"action": a, "ms": round(self._timing.get(s, 0.0), 3),
                                        "by": "default" if s in self._defaulted else
                                        "builtin" if s in policies else "bot"}
                               for s, a in joint.items()})
-                game.apply(joint)
+                game.apply(joint, self._legal)  # the lists the actions were checked against
                 if self.on_step is not None:
                     self.on_step(index, moves)
         except Exception as err:  # the referee failed, not a bot: the game is void
@@ -342,7 +344,7 @@ class Match:
                     self._fault(st, FaultKind.CRASH, "the bot is not running", forfeit=True)
                 actions[s] = self._default(game, s)
             elif seat is not None:
-                legal = game.legal_actions(s)
+                legal = self._legal[s] = game.legal_actions(s)
                 seq = seat.next_seq()
                 payload = encode(Act(seq=seq, game_index=index,
                                      deadline_ms=self.clocks.deadline_ms,
@@ -361,7 +363,7 @@ class Match:
         for s in acting:  # built-in policies play in process, while the programs think
             policy = policies.get(s)
             if policy is not None and s not in actions:
-                legal = game.legal_actions(s)
+                legal = self._legal[s] = game.legal_actions(s)
                 started = time.monotonic()
                 view = game.view(s) if getattr(policy, "needs_view", True) else None
                 actions[s] = policy.act(view, legal)

@@ -20,6 +20,7 @@ from referee.games import (
     ConfigError,
     Game,
     GameInfo,
+    GameMaker,
     GameOverError,
     IllegalActionError,
     MalformedActionError,
@@ -256,6 +257,41 @@ def test_private_events_reach_only_their_seats(game_id: str, players: int, seed:
 
 
 # ------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_a_game_maker_makes_exactly_the_game_of_new_game(
+    game_id: str, players: int, seed: int
+) -> None:
+    """Issue 20: a match resolves its options once (GameMaker); each game it makes plays
+    byte for byte as ``new_game``'s, with its own copy of the options, and the legal
+    lists handed to ``apply`` change nothing."""
+    first, history = playout(game_id, players, seed)
+    make = GameMaker(game_id, players, {})
+    made = make(seed)
+    assert made.options == make.options and made.options is not make.options
+    for joint in history:
+        made.apply(joint, {s: made.legal_actions(s) for s in joint})
+    assert canonical_json(made.log_json()) == canonical_json(first.log_json())
+    assert made.result == first.result
+    with pytest.raises(ConfigError):
+        GameMaker(game_id, players, {"no such option": 1})
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
+def test_an_action_outside_the_given_legal_list_is_refused(game_id: str, players: int) -> None:
+    """``apply(actions, legal)`` checks every action against the lists it is given."""
+    game = new_game(game_id, players, 11)
+    acting = game.to_act()
+    good = {s: game.default_action(s) for s in acting}
+    before = (canonical_json(game.full_view()), len(game.log), game.decisions)
+    others = {s: [a for a in game.legal_actions(s) if a != good[s]] for s in acting}
+    with pytest.raises(IllegalActionError, match="is not legal now"):
+        game.apply(good, others)
+    assert (canonical_json(game.full_view()), len(game.log), game.decisions) == before
+    game.apply(good, {acting[0]: game.legal_actions(acting[0])})  # the others made anew
+
+
 @pytest.mark.parametrize(("game_id", "players"), CASES)
 def test_bad_joint_actions_are_refused_and_change_nothing(game_id: str, players: int) -> None:
     game = new_game(game_id, players, 11)

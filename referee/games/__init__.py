@@ -14,7 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import Action, Event, Game, Option, Result, canonical_json, did_you_mean, shared_ranks
+from .base import (
+    Action,
+    Event,
+    Game,
+    Option,
+    Result,
+    canonical_json,
+    clone_json,
+    did_you_mean,
+    shared_ranks,
+)
 from .dagens_brott import DagensBrott
 from .errors import (
     ActionError,
@@ -55,8 +65,29 @@ def new_game(
     return get_game(game_id)(players, seed, options, rig=rig)
 
 
+class GameMaker:
+    """The games of one id, player count and options, the options resolved once.
+
+    A match makes a game per seed with the same options (issue 20: resolving them
+    anew was a tenth of a short game's setup); ConfigError at once for bad options.
+    """
+
+    def __init__(self, game_id: str, players: int,
+                 options: Mapping[str, Any] | None = None) -> None:
+        self.cls = get_game(game_id)
+        self.players = players
+        self.options = self.cls.resolve_options(players, options)
+        """The resolved options (the caller's to read, never to change)."""
+
+    def __call__(self, seed: int, *, rig: Mapping[str, Sequence[Any]] | None = None) -> Game:
+        """The game of ``seed``: exactly ``new_game(game_id, players, seed, options)``."""
+        game = self.cls.__new__(self.cls)
+        game._start(self.players, seed, clone_json(self.options), rig)
+        return game
+
+
 __all__ = [
     "GAMES", "Action", "ActionError", "ConfigError", "DagensBrott", "Event", "Game", "GameError",
-    "GameInfo", "GameOverError", "GameType", "IllegalActionError", "MalformedActionError", "Option", "Result",
+    "GameInfo", "GameMaker", "GameOverError", "GameType", "IllegalActionError", "MalformedActionError", "Option", "Result",
     "StandAndDeliver", "StopMe", "canonical_json", "get_game", "new_game", "shared_ranks",
 ]

@@ -228,7 +228,12 @@ class Game(ABC):
         *,
         rig: Mapping[str, Sequence[Any]] | None = None,
     ) -> None:
-        self.options: dict[str, Any] = self.resolve_options(players, options)
+        self._start(players, seed, self.resolve_options(players, options), rig)
+
+    def _start(self, players: int, seed: int, options: dict[str, Any],
+               rig: Mapping[str, Sequence[Any]] | None) -> None:
+        """Set the game up with ``options`` already resolved (its own copy)."""
+        self.options: dict[str, Any] = options
         self.players = players
         self.seed = seed
         self.rng = GameRandom(seed, rig)
@@ -433,8 +438,13 @@ class Game(ABC):
             raise GameOverError(f"{self.id}: the game is not over yet; no result")
         return self._result
 
-    def apply(self, actions: Mapping[int, Action]) -> list[Event]:
+    def apply(self, actions: Mapping[int, Action],
+              legal: Mapping[int, list[Action]] | None = None) -> list[Event]:
         """Apply one action for every seat in :meth:`to_act` and return the new events.
+
+        ``legal`` may give seats' :meth:`legal_actions` lists at this state, as the
+        caller already has them (the referee does: issue 20), so that they are not
+        made again; each action is still checked against them.
 
         Raises MalformedActionError for input that is not an action of this game
         (or a mapping whose keys are not integer seats),
@@ -466,10 +476,12 @@ class Game(ABC):
                     f"{self.id}: seat {seat}: {action!r} is not an action of this game "
                     f"({self.action_help})"
                 )
-            legal = self.legal_actions(seat)
-            if action not in legal:
+            allowed = legal.get(seat) if legal is not None else None
+            if allowed is None:
+                allowed = self.legal_actions(seat)
+            if action not in allowed:
                 raise IllegalActionError(
-                    f"{self.id}: seat {seat}: {action!r} is not legal now; legal: {legal!r}"
+                    f"{self.id}: seat {seat}: {action!r} is not legal now; legal: {allowed!r}"
                 )
         start = len(self.log)
         self.decisions += len(acting)

@@ -29,6 +29,7 @@ from .errors import ConfigError
 T = TypeVar("T")
 
 _MASK = (1 << 64) - 1
+_SPAN = 1 << 64
 _GOLDEN = 0x9E3779B97F4A7C15
 
 
@@ -51,7 +52,7 @@ class SplitMix64:
         """Return a uniform integer in ``[0, n)`` by rejection sampling."""
         if n <= 0:
             raise ValueError(f"below() needs a positive bound, got {n!r}")
-        limit = (_MASK + 1) - ((_MASK + 1) % n)
+        limit = _SPAN - _SPAN % n
         while True:
             x = self.next_u64()
             if x < limit:
@@ -83,10 +84,23 @@ class GameRandom:
                 )
             return order
         out = list(items)
-        below = self._gen.below
+        # SplitMix64.below inlined, the state kept local (issue 20: a deal's shuffles
+        # were a twentieth of the referee's work in a short game); the same draws.
+        gen = self._gen
+        state = gen.state
         for i in range(len(out) - 1, 0, -1):
-            j = below(i + 1)
+            n = i + 1
+            limit = _SPAN - _SPAN % n
+            while True:
+                state = (state + _GOLDEN) & _MASK
+                z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+                z ^= z >> 31
+                if z < limit:
+                    break
+            j = z % n
             out[i], out[j] = out[j], out[i]
+        gen.state = state
         return out
 
     def pick(self, name: str, items: Sequence[T]) -> int:
