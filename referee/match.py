@@ -25,7 +25,7 @@ from typing import Any
 
 from protocol.codec import ascii_json, encode
 from protocol.messages import Act, Bye, Clock, End, Error, Start, Welcome
-from referee.games import Game, GameMaker, canonical_json, get_game
+from referee.games import Game, GameMaker, canonical_json
 
 from . import scratch
 from .botfiles import inside, plain_part
@@ -128,11 +128,11 @@ class Match:
         moves so far (issue 19 §3: a game watched while it plays); it must not raise, and
         must use ``moves`` at once (the list grows).
         """
-        self.cls = get_game(game_id)
+        self.make_game = GameMaker(game_id, len(bots), options)  # refuses bad options now
+        self.cls = self.make_game.cls
         self.seeds = list(seeds) if seeds is not None else [seed + i for i in range(games)]
         games = len(self.seeds)
         self.sandbox, self.limits = sandbox, limits or Limits()
-        self.make_game = GameMaker(game_id, len(bots), options)
         self.options = self.make_game.options
         self.game_id, self.bots, self.games, self.seed = game_id, list(bots), games, seed
         self.clocks = clocks or Clocks()

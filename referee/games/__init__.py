@@ -69,7 +69,7 @@ class GameMaker:
     """The games of one id, player count and options, the options resolved once.
 
     A match makes a game per seed with the same options (issue 20: resolving them
-    anew was a tenth of a short game's setup); ConfigError at once for bad options.
+    anew was a third of a short game's setup); ConfigError at once for bad options.
     """
 
     def __init__(self, game_id: str, players: int,
