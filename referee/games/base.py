@@ -23,7 +23,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from .errors import (
     ConfigError,
@@ -38,13 +38,17 @@ Action = Any
 """An action is a JSON value: a string such as ``"GO"`` or a small object."""
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """Something that happened, with the seats allowed to see it.
 
     ``to is None`` means public. A tuple lists the seats that may see the event;
     the empty tuple means nobody sees it during play (for example the hidden
     value of a reward token): it exists only in the omniscient replay log.
+
+    Immutable, as a frozen dataclass was, but a tuple: a frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__``, three times slower,
+    and a game emits several events per step (issue 20: a twentieth of a short
+    game's referee time went to making them).
     """
 
     type: str
@@ -62,6 +66,11 @@ class Event:
             out["to"] = list(self.to)
         out.update(self.data)
         return out
+
+
+_make_event = tuple.__new__
+"""``_make_event(Event, (type, data, to))``: an Event without the Python-level
+``__new__`` of a NamedTuple, for the several events of every step (issue 20)."""
 
 
 def seat_sees(to: Sequence[int] | None, seat: int | None) -> bool:
@@ -456,22 +465,31 @@ class Game(ABC):
             raise GameOverError(
                 f"{self.id}: the game is over ({self._result.reason}); cannot apply {actions!r}"
             )
-        if not isinstance(actions, Mapping):
+        # Every check below runs on every step, so each is written for speed (issue 20):
+        # a plain dict skips the ABC check, and plain loops cost less than generators.
+        if type(actions) is not dict and not isinstance(actions, Mapping):
             raise MalformedActionError(
                 f"{self.id}: joint actions must map seat to action, got {actions!r}"
             )
-        if not all(type(seat) is int for seat in actions):
-            raise MalformedActionError(
-                f"{self.id}: seats must be integers, got {list(actions)!r}"
-            )
+        for seat in actions:
+            if type(seat) is not int:
+                raise MalformedActionError(
+                    f"{self.id}: seats must be integers, got {list(actions)!r}"
+                )
         acting = self.to_act()
-        if sorted(actions) != list(acting):
+        # The keys are integers, so the same count and every acting seat among them is
+        # the same set; the sorted lists are made only for the message.
+        missing = len(actions) != len(acting)
+        for seat in acting:
+            missing = missing or seat not in actions
+        if missing:
             raise IllegalActionError(
                 f"{self.id}: seats {sorted(actions)!r} acted, but seats {list(acting)!r} must act now"
             )
+        well_formed = self.is_well_formed
         for seat in acting:
             action = actions[seat]
-            if not self.is_well_formed(action):
+            if not well_formed(action):
                 raise MalformedActionError(
                     f"{self.id}: seat {seat}: {action!r} is not an action of this game "
                     f"({self.action_help})"
@@ -486,7 +504,7 @@ class Game(ABC):
         start = len(self.log)
         self.decisions += len(acting)
         self.steps += 1
-        self._apply(dict(actions))
+        self._apply(dict(actions))  # the engine's own: the caller may reuse its mapping
         if self._result is None and self.decisions >= self.max_decisions:
             # A safety net: every game's own caps end it long before this bound.
             self._finish("decision_limit")
@@ -494,7 +512,7 @@ class Game(ABC):
 
     def _emit(self, type_: str, to: tuple[int, ...] | None = None, **data: Any) -> None:
         """Append an event to the log (``to=None``: public)."""
-        self.log.append(Event(type_, data, to))
+        self.log.append(_make_event(Event, (type_, data, to)))
 
     def _finish(self, reason: str) -> None:
         """End the game: rank the seats from :meth:`_standings` and emit ``game_over``."""
@@ -506,6 +524,8 @@ class Game(ABC):
 
     def check_seat(self, seat: int) -> None:
         """Raise ConfigError unless ``seat`` is a seat of this game."""
+        if type(seat) is int and 0 <= seat < self.players:
+            return  # the common case first: every view and legal list asks (issue 20)
         if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < self.players:
             raise ConfigError(f"{self.id}: no seat {seat!r} in a {self.players}-player game")
 

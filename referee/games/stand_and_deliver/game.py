@@ -234,7 +234,10 @@ class StandAndDeliver(ResolutionMixin, ViewMixin, Game):
         self._ask(kind, remaining, coach=record["coach"], step=len(record["steps"]) + 1)
 
     def _choosers(self, coach: int) -> list[int]:
-        return [p for p in range(self.players) if self.choice[p] == {"coach": coach}]
+        # The same test as ``choice == {"coach": coach}`` without making that dict for
+        # every seat (issue 20: views and the encounter queue ask for every coach).
+        return [p for p, c in enumerate(self.choice)
+                if type(c) is dict and len(c) == 1 and c.get("coach", None) == coach]
 
     # -------------------------------------------------------------- decisions
     def to_act(self) -> tuple[int, ...]:
