@@ -145,6 +145,24 @@ def test_same_seed_and_actions_give_the_same_log_byte_for_byte(
 
 
 @pytest.mark.parametrize(("game_id", "players"), CASES)
+@SLOW
+@given(seed=seeds)
+def test_a_view_never_changes_once_made(game_id: str, players: int, seed: int) -> None:
+    """Views are read-only snapshots that may share with the engine only what never
+    changes again (Game.view; issue 20): every view and full view made during a game
+    still encodes as it did when made, once the game is over."""
+    game = new_game(game_id, players, seed)
+    rng = SplitMix64(seed)
+    made: list[tuple[Any, str]] = []
+    while not game.over:
+        for value in [*(game.view(s) for s in range(players)), game.full_view()]:
+            made.append((value, canonical_json(value)))
+        game.apply(random_joint(game, rng))
+    changed = [i for i, (value, text) in enumerate(made) if canonical_json(value) != text]
+    assert changed == [], f"views {changed[:5]} of {len(made)} changed after they were made"
+
+
+@pytest.mark.parametrize(("game_id", "players"), CASES)
 def test_different_seeds_give_different_deals(game_id: str, players: int) -> None:
     """The seed really drives the randomness (a constant deal would pass the test above)."""
     logs = {canonical_json(new_game(game_id, players, seed).full_view()) for seed in range(8)}

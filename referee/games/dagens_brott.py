@@ -407,12 +407,14 @@ class DagensBrott(Game):
             "players": self.players,
             "round": self.round,
             "rounds": self.rounds,
-            "score_pad": [list(row) for row in self.pad],
+            # A finished round's row never changes again: shared (views are read-only).
+            "score_pad": self.pad[:-1] + [list(self.pad[-1])] if self.pad else [],
             "totals": self._totals(),
         }
         if self._result is not None:
             view["result"] = self._result.to_json()
             return view
+        # A crime card's data never changes: shared, not copied (views are read-only).
         crimes = self._crimes
         best = None if self.best is None else self.trick[self.best]
         view.update({
@@ -420,10 +422,10 @@ class DagensBrott(Game):
             "leader": self.leader,
             "phase": self.phase,
             "turn": self.turn,
-            "crime": None if self.crime is None else dict(crimes[self.crime]),
+            "crime": None if self.crime is None else crimes[self.crime],
             "crimes_left": len(self.crime_deck),
-            "crimes_won": [[dict(crimes[c]) for c in won] for won in self.won],
-            "crimes_set_aside": [dict(crimes[c]) for c in self.crimes_aside],
+            "crimes_won": [[crimes[c] for c in won] for won in self.won],
+            "crimes_set_aside": [crimes[c] for c in self.crimes_aside],
             "trick": [{"seat": p, "card": c} for p, c in self.trick],
             "best": None if best is None else {"seat": best[0], "card": best[1]},
             "passed": list(self.passed),

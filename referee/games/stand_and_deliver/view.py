@@ -27,6 +27,11 @@ class ViewMixin(SadState):
 
     # ---------------------------------------------------------------- views
     def _public(self) -> dict[str, Any]:
+        # Shared with the engine, not copied, as views are read-only (Game.view): what
+        # never changes again once made. A coach card's data, a used card's record, a
+        # wheel choice (replaced, never changed) and a finished encounter's record; the
+        # encounter in progress is copied, its steps still grow (issue 20: a view is
+        # made for every acting seat at every decision).
         n = self.players
         chars = self.options["characters"]
         return {
@@ -43,11 +48,11 @@ class ViewMixin(SadState):
                     "notoriety": self.notoriety[p],
                     "coins": len(self.pouch[p]),
                     "abilities": len(self.hand[p]),
-                    "used": [dict(u) for u in self.used[p]],
+                    "used": list(self.used[p]),
                     "forced_sitout": self.forced[p],
                     "sits_out_next": self.forced_next[p],
                     "hanged_round": self.hanged_round[p],
-                    "choice": clone_json(self.choice[p]),
+                    "choice": self.choice[p],
                     "hazards": dict(self.front[p]),
                 }
                 for p in range(n)
@@ -64,7 +69,7 @@ class ViewMixin(SadState):
             "coaches": [
                 {
                     "position": i + 1,
-                    "card": dict(self.cards[c["kind"]]) if c["revealed"] else None,
+                    "card": self.cards[c["kind"]] if c["revealed"] else None,
                     "peeked_by": list(c["peeked"]),
                     "choosers": self._choosers(i + 1),
                     "outcome": c.get("outcome"),
@@ -72,7 +77,8 @@ class ViewMixin(SadState):
                 }
                 for i, c in enumerate(self.table)
             ],
-            "encounters": clone_json(self.encounters),
+            "encounters": [e if e["outcome"] is not None else clone_json(e)
+                           for e in self.encounters],
         }
 
     def view(self, seat: int) -> dict[str, Any]:
@@ -85,7 +91,7 @@ class ViewMixin(SadState):
             "coins": {c: sum(1 for k, _ in pouch if k == c) for c in COIN_KINDS},
             "money": self.money(seat),
             "abilities": list(self.hand[seat]),
-            "peeks": [{"coach": i + 1, "card": dict(self.cards[c["kind"]])}
+            "peeks": [{"coach": i + 1, "card": self.cards[c["kind"]]}
                       for i, c in enumerate(self.table) if seat in c["peeked"]],
         }
         pending = self.pending
