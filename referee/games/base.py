@@ -61,11 +61,10 @@ class Event(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The event as one flat JSON object: ``type``, then ``to`` if private, then the data."""
-        out: dict[str, Any] = {"type": self.type}
-        if self.to is not None:
-            out["to"] = list(self.to)
-        out.update(self.data)
-        return out
+        # One dict display, not a dict and an update (every event is converted once).
+        if self.to is None:
+            return {"type": self.type, **self.data}
+        return {"type": self.type, "to": list(self.to), **self.data}
 
 
 _make_event = tuple.__new__
