@@ -86,9 +86,11 @@ class ViewMixin(SadState):
         self.check_seat(seat)
         view = self._public()
         view["seat"] = seat
-        pouch = self.pouch[seat]
+        coins = dict.fromkeys(COIN_KINDS, 0)  # one pass over the pouch, not one per kind
+        for kind, _ in self.pouch[seat]:
+            coins[kind] += 1
         view["me"] = {
-            "coins": {c: sum(1 for k, _ in pouch if k == c) for c in COIN_KINDS},
+            "coins": coins,
             "money": self.money(seat),
             "abilities": list(self.hand[seat]),
             "peeks": [{"coach": i + 1, "card": self.cards[c["kind"]]}
