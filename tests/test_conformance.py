@@ -27,6 +27,7 @@ from referee.games import (
     canonical_json,
     new_game,
 )
+from referee.games.base import clone_json
 from referee.games.rng import SplitMix64
 
 CASES = [
@@ -149,13 +150,15 @@ def test_same_seed_and_actions_give_the_same_log_byte_for_byte(
 @given(seed=seeds)
 def test_a_view_never_changes_once_made(game_id: str, players: int, seed: int) -> None:
     """Views are read-only snapshots that may share with the engine only what never
-    changes again (Game.view; issue 20): every view and full view made during a game
-    still encodes as it did when made, once the game is over."""
+    changes again (Game.view; issue 20): every view, public view (the live page diffs
+    each against the one before) and full view made during a game still encodes as
+    it did when made, once the game is over."""
     game = new_game(game_id, players, seed)
     rng = SplitMix64(seed)
     made: list[tuple[Any, str]] = []
     while not game.over:
-        for value in [*(game.view(s) for s in range(players)), game.full_view()]:
+        for value in [*(game.view(s) for s in range(players)), game.public_view(),
+                      game.full_view()]:
             made.append((value, canonical_json(value)))
         game.apply(random_joint(game, rng))
     changed = [i for i, (value, text) in enumerate(made) if canonical_json(value) != text]
@@ -282,14 +285,22 @@ def test_a_game_maker_makes_exactly_the_game_of_new_game(
     game_id: str, players: int, seed: int
 ) -> None:
     """Issue 20: a match resolves its options once (GameMaker); each game it makes plays
-    byte for byte as ``new_game``'s, with its own copy of the options, and the legal
-    lists handed to ``apply`` change nothing."""
+    byte for byte as ``new_game``'s, with its own dict of the options, and the legal
+    lists handed to ``apply`` change nothing. Its games share the option values, so
+    playing, viewing and resampling one must change none of them."""
     first, history = playout(game_id, players, seed)
     make = GameMaker(game_id, players, {})
+    pristine = clone_json(make.options)
     made = make(seed)
     assert made.options == make.options and made.options is not make.options
-    for joint in history:
+    for step, joint in enumerate(history):
+        for s in range(players):
+            made.view(s)
+        made.public_view(), made.full_view(), made.components()
+        if step % 7 == 0:
+            made.resample_hidden(step % players, step).full_view()
         made.apply(joint, {s: made.legal_actions(s) for s in joint})
+    assert make.options == pristine, "a game changed the options its maker shares"
     assert canonical_json(made.log_json()) == canonical_json(first.log_json())
     assert made.result == first.result
     with pytest.raises(ConfigError):
