@@ -17,7 +17,7 @@ game, side by side in one run:
 Each figure is the difference between two runs of different lengths over the
 difference in their counts, so that start-up (imports, the sandbox, the warm-up
 game) cancels out. Under valgrind a run is 30 to 50 times slower: the default run
-takes about five minutes on two cores.
+takes about eleven minutes on two cores with --against-tree.
 
     python bench/referee_instructions.py [--games stop-me,dagens-brott,stand-and-deliver]
         [--decisions 300,900] [--against-tree PATH]
