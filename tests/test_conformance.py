@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -305,6 +306,38 @@ def test_a_game_maker_makes_exactly_the_game_of_new_game(
     assert made.result == first.result
     with pytest.raises(ConfigError):
         GameMaker(game_id, players, {"no such option": 1})
+
+
+class _Answering(Mapping):  # type: ignore[type-arg]
+    """A mapping that iterates some seats but answers for every seat."""
+
+    def __init__(self, data: dict[int, Any], default: Any) -> None:
+        self.data, self.default = data, default
+
+    def __getitem__(self, seat: int) -> Any:
+        return self.data.get(seat, self.default)
+
+    def __iter__(self) -> Any:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+def test_a_mapping_is_judged_by_the_seats_it_iterates(game_id: str) -> None:
+    """Review of issue 20's faster checks: a Mapping that answers for a seat it does not
+    iterate has acted with the seats it iterates, and is refused with nothing changed."""
+    game = new_game(game_id, GAMES[game_id].min_players, 3)
+    acting = game.to_act()
+    joint = {s: game.default_action(s) for s in acting}
+    wrong = dict(joint)
+    del wrong[acting[0]]
+    wrong[max(acting) + 100] = joint[acting[0]]
+    before = canonical_json(game.full_view()), len(game.log), game.decisions
+    with pytest.raises(IllegalActionError):
+        game.apply(_Answering(wrong, joint[acting[0]]))
+    assert (canonical_json(game.full_view()), len(game.log), game.decisions) == before
 
 
 @pytest.mark.parametrize(("game_id", "players"), CASES)

@@ -476,12 +476,16 @@ class Game(ABC):
                     f"{self.id}: seats must be integers, got {list(actions)!r}"
                 )
         acting = self.to_act()
-        # The keys are integers, so the same count and every acting seat among them is
-        # the same set; the sorted lists are made only for the message.
-        missing = len(actions) != len(acting)
-        for seat in acting:
-            missing = missing or seat not in actions
-        if missing:
+        if type(actions) is dict:
+            # A dict's keys are what it iterates, so the same count and every acting seat
+            # among them is the same set; another Mapping may answer for seats it does
+            # not iterate (found by review), so it is compared as it iterates.
+            wrong = len(actions) != len(acting)
+            for seat in acting:
+                wrong = wrong or seat not in actions
+        else:
+            wrong = sorted(actions) != list(acting)
+        if wrong:
             raise IllegalActionError(
                 f"{self.id}: seats {sorted(actions)!r} acted, but seats {list(acting)!r} must act now"
             )
