@@ -293,6 +293,9 @@ def test_every_kind_of_card_has_its_own_hue(browser: Any, base: str, db: Path) -
     game = game_ids(db, f"{GAME}-table")[0]
     hues: dict[str, set[str]] = {}
     for step in (1, 40, 120):
+        # A new load each time: a change of the fragment alone re-renders on a
+        # hashchange event, which may come after the script below has read the table.
+        browser.get("about:blank")
         browser.get(f"{base}replay/{game}.html#step={step}")
         for card, classes in browser.execute_script(
                 "return [...document.querySelectorAll('#table [data-card]')]"
