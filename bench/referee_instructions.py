@@ -33,7 +33,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +45,15 @@ MARK = "referee-instructions: "
 """What starts the line of a child's output that says what it counted."""
 SEEDED = ("random.Random()", "random.Random(7)")
 """The bench bot's generator, seeded: the same games in every run and checkout."""
+
+
+@contextmanager
+def _seeded_bot(source: str) -> Iterator[Path]:
+    """The bench's SDK random bot with its generator seeded, in a folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="arena-bench-") as folder:
+        bot = Path(folder) / "bot.py"
+        bot.write_text(source.replace(*SEEDED))
+        yield bot
 
 
 def _child(kind: str, tree: Path, game: str, count: int, acts_file: Path | None) -> None:
@@ -56,11 +67,8 @@ def _child(kind: str, tree: Path, game: str, count: int, acts_file: Path | None)
         po.floor(acts, count)
         done = count
     else:
-        folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
-        bot = folder / "bot.py"
-        bot.write_text(po.BOT.replace(*SEEDED))
-        done = po.referee_cost(game, bot, 1, GAMES[game], count).asked
-        shutil.rmtree(folder, ignore_errors=True)
+        with _seeded_bot(po.BOT) as bot:
+            done = po.referee_cost(game, bot, 1, GAMES[game], count).asked
     print(f"{MARK}{json.dumps({'pid': os.getpid(), 'done': done})}", flush=True)
 
 
@@ -98,12 +106,9 @@ def _record_acts(game: str, path: Path) -> None:
     sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
     import protocol_overhead as po
 
-    folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
-    bot = folder / "bot.py"
-    bot.write_text(po.BOT.replace(*SEEDED))
     acts: list[bytes] = []
-    po.referee_cost(game, bot, 1, GAMES[game], 300, record=acts)
-    shutil.rmtree(folder, ignore_errors=True)
+    with _seeded_bot(po.BOT) as bot:
+        po.referee_cost(game, bot, 1, GAMES[game], 300, record=acts)
     path.write_text(json.dumps([a.decode() for a in acts]))
 
 
